@@ -1,0 +1,37 @@
+# rlcourse: `make demo` grades the bundled demo submissions; `make test` runs the whole suite.
+# Both install the pinned environment into .venv first if it is missing or out of date.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# nbgrader starts alembic and jupyter by name, so the environment's bin/ must be on PATH.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: install demo test test-fast release benchmark clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable .
+	touch $@
+
+demo: install
+	$(BIN)/rlcourse demo
+
+test: install
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow"
+
+# Regenerate release/ from source/ with nbgrader (commit the result).
+release: install
+	$(BIN)/nbgrader generate_assignment ps1 --force
+
+benchmark: install
+	$(BIN)/python benchmarks/grade_throughput.py
+
+clean:
+	rm -rf $(VENV) .rlcourse-cache gradebook.db

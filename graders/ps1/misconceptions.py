@@ -1,0 +1,105 @@
+"""What each known ps1 bug computes, so a wrong answer can be matched to its misconception.
+
+Every model takes the same inputs as the student's function and returns what a student with that
+misconception would get, in float64. Gradients of the loss models come from central finite
+differences of the model (every model is smooth where the graders evaluate it), except where the
+bug lives in autodiff itself (gradients flowing into recomputed log-probabilities).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Models:
+    def __init__(self, exact):
+        self.exact = exact
+
+    # --- returns_to_go ------------------------------------------------------------------------
+    def returns_to_go(self, rewards) -> list:
+        rewards = np.asarray(rewards, dtype=np.float64)
+        whole_episode = np.broadcast_to(rewards.sum(axis=0, keepdims=True), rewards.shape)
+        return [("returns_not_reward_to_go", whole_episode),
+                ("returns_not_reward_to_go", np.cumsum(rewards, axis=0))]
+
+    # --- policy_loss value ----------------------------------------------------------------------
+    def loss(self, theta, records, method, clip, bug=None) -> float:
+        exact = self.exact
+        active = np.asarray(records["active"], dtype=bool)
+        logp = exact.log_pi(theta, records["observation"], records["action"])
+        old = np.asarray(records["old_logp"], dtype=np.float64)
+        target = exact.reward_to_go(records["reward"])
+        if bug == "returns_not_reward_to_go":
+            target = np.broadcast_to(np.asarray(records["reward"], float).sum(axis=0), target.shape)
+        if bug == "clip_param_ignored":
+            clip = 0.2
+        ratio = np.exp(old - logp) if bug == "ratio_inverted" else np.exp(logp - old)
+        if bug == "old_logp_not_frozen":
+            ratio = np.ones_like(ratio)
+        if method == "reinforce":
+            terms = logp * target
+        else:
+            clipped = np.clip(ratio, 1 - clip, 1 + clip) * target
+            if bug == "clip_without_min":
+                terms = clipped
+            elif bug == "max_instead_of_min":
+                terms = np.maximum(ratio * target, clipped)
+            else:
+                terms = np.minimum(ratio * target, clipped)
+        total = np.sum(np.where(active, terms, 0.0))
+        if bug == "normalized_by_transitions":
+            return float(-total / max(active.sum(), 1))
+        value = float(-total / active.shape[1])
+        return -value if bug == "loss_sign" else value
+
+    LOSS_BUGS = {
+        "reinforce": ("loss_sign", "normalized_by_transitions", "returns_not_reward_to_go"),
+        "ppo": ("loss_sign", "normalized_by_transitions", "returns_not_reward_to_go",
+                "clip_without_min", "max_instead_of_min", "ratio_inverted", "old_logp_not_frozen",
+                "clip_param_ignored"),
+    }
+
+    def loss_values(self, theta, records, method, clip) -> dict:
+        return {bug: self.loss(theta, records, method, clip, bug) for bug in self.LOSS_BUGS[method]}
+
+    def loss_gradients(self, theta, records, method, clip) -> dict:
+        models = {bug: self._finite_difference(theta, records, method, clip, bug)
+                  for bug in self.LOSS_BUGS[method] if bug != "old_logp_not_frozen"}
+        if method == "ppo":
+            # Recomputing old_logp from theta behind stop_gradient makes every ratio 1 with the
+            # REINFORCE slope; recomputing it without stop_gradient makes the ratio constant.
+            models["old_logp_not_frozen"] = self.exact.surrogate_gradient(theta, records, "reinforce")
+        return models
+
+    def _finite_difference(self, theta, records, method, clip, bug, step=1e-6):
+        theta = np.asarray(theta, dtype=np.float64)
+        grad = np.zeros_like(theta)
+        for k in range(theta.size):
+            bump = np.zeros_like(theta)
+            bump[k] = step
+            grad[k] = (self.loss(theta + bump, records, method, clip, bug)
+                       - self.loss(theta - bump, records, method, clip, bug)) / (2 * step)
+        return grad
+
+    # --- exact_return -------------------------------------------------------------------------
+    def exact_return(self, theta, horizon) -> list:
+        dp = self.exact.dp_return
+        models = [("dp_horizon_off_by_one", dp(theta, wrong)) for wrong in (horizon - 1, horizon + 1)
+                  if wrong >= 0]
+        models += [("dp_wrong_start_distribution", dp(theta, horizon, start_cells=cells))
+                   for cells in ((0,), (1,), (0, 1, 2), (0, 1, 2, 3))]
+        return models
+
+
+# How each bug reads in a sentence: "... gave 0.41, which is what <phrase> gives".
+EXPLAIN = {
+    "returns_not_reward_to_go": "crediting each action with the whole episode's return (or the reward so far)",
+    "loss_sign": "the objective with the opposite sign",
+    "normalized_by_transitions": "dividing by the number of live transitions instead of episodes",
+    "clip_without_min": "the clipped term without the min",
+    "max_instead_of_min": "the max of the two terms instead of the min",
+    "ratio_inverted": "the ratio old/new instead of new/old",
+    "old_logp_not_frozen": "recomputing the behaviour log-probabilities from the current theta",
+    "clip_param_ignored": "a clip of 0.2 instead of the one passed in",
+    "dp_horizon_off_by_one": "backing up one step too many or too few",
+    "dp_wrong_start_distribution": "averaging over the wrong start cells",
+}

@@ -1,0 +1,95 @@
+"""The notebook's exercises, read back as variables and checked against exact values."""
+import numpy as np
+
+from rlcourse.grading.rubric import Failure, as_array, expect_close, fmt, item
+
+
+@item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
+def test_changed_seed(student, exact):
+    values = student.get("other_theta", "other_history", "theta_pg")
+    theta = as_array(values["other_theta"], what="other_theta", shape=(3,))
+    history = as_array(values["other_history"], what="other_history")
+    if history.ndim != 1 or history.size < 2:
+        raise Failure("bad_output", did=f"other_history has shape {history.shape}",
+                      should="it should be the history train returns: one exact return per update, "
+                             "starting with the untrained policy")
+    final = exact.dp_return(theta, 8)
+    expect_close(history[-1], final, what="the last entry of other_history", rtol=1e-4, atol=1e-5,
+                 see="other_theta and other_history should come from the same train(...) call.")
+    if np.allclose(theta, as_array(values["theta_pg"], what="theta_pg", shape=(3,))):
+        raise Failure("wrong_value", did="other_theta equals theta_pg from the seed-0 run",
+                      should="train with a different seed, so that the parameters differ",
+                      see="print(other_theta, theta_pg).")
+    if not (final > 0.9 and history[-1] > history[0] + 0.35):
+        raise Failure("training_not_improving",
+                      did=f"the run went from {fmt(history[0], 4)} to an exact return of {fmt(final, 4)}",
+                      should="REINFORCE from another seed should still end above 0.9",
+                      see="plot other_history.")
+
+
+@item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
+def test_frozen_reference(student, exact, explain):
+    values = student.get("b", "old", "ratios", "old_grad")
+    batch = values["b"]
+    if not isinstance(batch, dict) or not {"observation", "action", "old_logp"} <= set(batch):
+        raise Failure("bad_output", did="b is not the rollout's records dict",
+                      should="keep the given line `_, b = rollout(...)`")
+    stored = as_array(batch["old_logp"], what="b['old_logp']")
+    old = as_array(values["old"], what="old", shape=stored.shape)
+    expect_close(old, exact.log_pi(np.zeros(3), batch["observation"], batch["action"]),
+                 what="old (the stored behaviour log-probabilities)", rtol=1e-5, atol=1e-6,
+                 see="at zero logits every action has probability 1/2, so old should be log(0.5) everywhere.")
+    new = exact.log_pi(np.ones(3), batch["observation"], batch["action"])
+    ratios = as_array(values["ratios"], what="ratios", shape=stored.shape)
+    expect_close(ratios, np.exp(new - old), what="ratios", rtol=1e-4, atol=1e-5,
+                 models={"ratio_inverted": np.exp(old - new)}, explain=explain,
+                 see="ratios = exp(log-probabilities under ones(3) minus old).")
+    old_grad = as_array(values["old_grad"], what="old_grad", shape=stored.shape)
+    if np.any(old_grad != 0):
+        raise Failure("old_logp_not_frozen",
+                      did=f"old_grad has non-zero entries (largest {fmt(np.max(np.abs(old_grad)))})",
+                      should="no gradient may flow into the stored behaviour log-probabilities",
+                      see="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
+
+
+@item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2")
+def test_horizon_change(student, exact, models, explain):
+    short = as_array(student.get("short")["short"], what="short", shape=())
+    theta = np.full(3, 100.0)
+    expect_close(short, exact.dp_return(theta, 2), what="short", rtol=1e-5, atol=1e-6,
+                 models=models.exact_return(theta, 2) + [("wrong_value", exact.dp_return(theta, 8))],
+                 explain=explain,
+                 see="from cell 0 two steps right earn -0.02; from cell 1 they reach the goal for 0.99.")
+
+
+@item(1, cell="test_exercise_clipping_signs", title="clipped objective on both advantage signs")
+def test_clipping_signs(student, exact, explain):
+    values = student.get("positive", "negative")
+    ratio = np.array([0.6, 1.0, 1.4])
+    for name, advantage in (("positive", 1.0), ("negative", -1.0)):
+        clipped = np.clip(ratio, 0.8, 1.2) * advantage
+        expect_close(as_array(values[name], what=name, shape=(3,)),
+                     exact.clipped_objective(ratio, advantage, 0.2), what=name,
+                     models={"clip_without_min": clipped,
+                             "max_instead_of_min": np.maximum(ratio * advantage, clipped)},
+                     explain=explain, rtol=1e-5, atol=1e-6,
+                     see="for each ratio take min(ratio * A, clip(ratio, 0.8, 1.2) * A).")
+
+
+@item(1, cell="test_exercise_sampled_vs_exact", title="sampled against exact gradient")
+def test_sampled_vs_exact(student, exact, explain):
+    values = student.get("sampled", "exact")
+    truth = exact.exact_gradient(np.array([-0.2, 0.3, 0.7]), 8)
+    exact_value = as_array(values["exact"], what="exact", shape=(3,))
+    expect_close(exact_value, truth, what="exact", rtol=1e-4, atol=1e-5,
+                 models={"loss_sign": -truth}, explain=explain,
+                 see="exact = jax.grad(exact_return)(z).")
+    sampled = as_array(values["sampled"], what="sampled", shape=(3,))
+    expect_close(sampled, truth, what="sampled", rtol=0.04, atol=0.012,
+                 models={"loss_sign": -truth}, explain=explain,
+                 see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce'): the minus sign turns "
+                     "the loss gradient into the objective's.")
+    if np.array_equal(sampled, exact_value):
+        raise Failure("wrong_value", did="sampled is identical to exact",
+                      should="sampled must come from the sampled batch, not from exact_return",
+                      see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce').")

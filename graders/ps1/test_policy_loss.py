@@ -1,0 +1,187 @@
+"""policy_loss: REINFORCE and the clipped surrogate, values and gradients, against closed forms.
+
+Values and gradients are compared with `exact.surrogate_loss` / `exact.surrogate_gradient`
+(float64, closed-form derivatives) and, for REINFORCE, with the true policy gradient from the
+enumeration of every episode. Inputs use clip values, horizons and batch sizes the notebook never
+shows, and parameters that differ from the behaviour policy's.
+"""
+import numpy as np
+
+from rlcourse.grading.rubric import Failure, as_array, expect_close, fmt, item
+
+CELL = "test_policy_loss"
+VALUE_TOL = dict(rtol=2e-4, atol=2e-5)
+GRAD_TOL = dict(rtol=1e-3, atol=5e-5)
+
+
+def as_sent(records):
+    """Records in the dtypes the notebook's rollout produces (float32, int32, bool)."""
+    sent = {}
+    for key, value in records.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f":
+            value = value.astype(np.float32)
+        elif value.dtype.kind in "iu":
+            value = value.astype(np.int32)
+        sent[key] = value
+    return sent
+
+
+def as_received(records):
+    """The float64 view of exactly what was sent, for the oracle."""
+    return {key: np.asarray(value, dtype=np.float64) if value.dtype.kind == "f" else value
+            for key, value in records.items()}
+
+
+def off_policy_cases(exact, rng):
+    """Batches collected by theta_old and evaluated at theta far enough away that ratios leave
+    the band on both sides, for episodes with positive and negative returns."""
+    cases = []
+    for clip, horizon, batch, shift in ((0.1, 6, 48, (0.9, -0.8, 0.6)),
+                                        (0.3, 4, None, (-0.7, 0.9, -1.0))):
+        theta_old = rng.normal(0.0, 0.5, size=3)
+        if batch is None:
+            records, _ = exact.enumerate_episodes(theta_old, horizon)
+        else:
+            records = exact.sample_episodes(theta_old, horizon, batch, rng)
+        sent = as_sent(records)
+        cases.append((clip, (theta_old + np.array(shift)).astype(np.float32), sent))
+    return cases
+
+
+def describe(records, clip=None):
+    horizon, batch = np.shape(records["reward"])
+    text = f"a batch of {batch} episodes with horizon {horizon}"
+    return text + (f" and clip={clip}" if clip is not None else "")
+
+
+@item(2, cell=CELL, title="REINFORCE loss value")
+def test_reinforce_value(student, exact, models, explain, rng):
+    for horizon, batch in ((6, 37), (3, 5)):
+        theta = rng.normal(0.0, 0.8, size=3).astype(np.float32)
+        records = as_sent(exact.sample_episodes(theta, horizon, batch, rng))
+        what = f"policy_loss(theta, records, method='reinforce') on {describe(records)}"
+        actual = as_array(student.call("policy_loss", theta, records, method="reinforce"),
+                          what=what, shape=())
+        received = as_received(records)
+        expect_close(actual, exact.surrogate_loss(theta, received, "reinforce"), what=what,
+                     models=models.loss_values(theta, received, "reinforce", 0.2),
+                     explain=explain, **VALUE_TOL,
+                     see="evaluate your loss on a batch of two one-step episodes and work it out by hand.")
+
+
+@item(3, cell=CELL, title="REINFORCE gradient equals the exact policy gradient")
+def test_reinforce_gradient_exact(student, exact, models, explain, rng):
+    """Every episode of a short horizon, each weighted by its probability through its rewards
+    (the loss is linear in the reward-to-go targets), so minus the student's gradient must be
+    exactly grad J from enumeration."""
+    for horizon in (4, 6):
+        theta = rng.normal(0.0, 0.8, size=3)
+        records, probability = exact.enumerate_episodes(theta, horizon)
+        episodes = probability.size
+        records["reward"] = records["reward"] * (episodes * probability)[None, :]
+        sent = as_sent(records)
+        theta32 = theta.astype(np.float32)
+        what = (f"minus the gradient of policy_loss(method='reinforce') over all {episodes} "
+                f"episodes of horizon {horizon}, weighted by their probability")
+        _, grad = student.value_and_grad("policy_loss", theta32, sent, method="reinforce", wrt="theta")
+        grad = as_array(grad, what="the gradient of policy_loss", shape=(3,))
+        received = as_received(sent)
+        candidates = [(tag, -value) for tag, value in
+                      models.loss_gradients(theta32, received, "reinforce", 0.2).items()]
+        expect_close(-grad, exact.exact_gradient(theta, horizon), what=what, models=candidates,
+                     explain=explain, rtol=2e-3, atol=2e-4,
+                     see="compare -jax.grad(policy_loss)(z, batch, 'reinforce') with "
+                         "jax.grad(exact_return)(z) on a large batch, as in the last exercise.")
+
+
+@item(3, cell=CELL, title="clipped loss value away from the behaviour policy")
+def test_ppo_value(student, exact, models, explain, rng):
+    for clip, theta, records in off_policy_cases(exact, rng):
+        what = f"policy_loss(theta, records, method='ppo', clip={clip}) on {describe(records)}"
+        actual = as_array(student.call("policy_loss", theta, records, method="ppo", clip=clip),
+                          what=what, shape=())
+        received = as_received(records)
+        expect_close(actual, exact.surrogate_loss(theta, received, "ppo", clip), what=what,
+                     models=models.loss_values(theta, received, "ppo", clip), explain=explain,
+                     **VALUE_TOL,
+                     see="build records whose ratios lie below, inside and above the band, with "
+                         "positive and negative returns, and compare your loss term by term.")
+
+
+@item(3, cell=CELL, title="clipped loss gradient away from the behaviour policy")
+def test_ppo_gradient(student, exact, models, explain, rng):
+    for clip, theta, records in off_policy_cases(exact, rng):
+        what = f"the gradient of policy_loss(method='ppo', clip={clip}) on {describe(records)}"
+        _, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
+                                         wrt="theta")
+        grad = as_array(grad, what=what, shape=(3,))
+        received = as_received(records)
+        expect_close(grad, exact.surrogate_gradient(theta, received, "ppo", clip), what=what,
+                     models=models.loss_gradients(theta, received, "ppo", clip), explain=explain,
+                     **GRAD_TOL,
+                     see="jax.grad(policy_loss)(theta, records) at a theta other than the one "
+                         "that collected the records; the clipped terms should contribute nothing.")
+
+
+@item(2, cell=CELL, title="clipping on both advantage signs")
+def test_ppo_clip_both_signs(student, exact, models, explain):
+    """One-step episodes with chosen ratios: the objective is flat exactly where the min selects
+    the clipped term (A > 0 above the band, A < 0 below it) and keeps its slope elsewhere."""
+    clip, t = 0.25, 0.4
+    theta = np.array([0.0, t, 0.0], dtype=np.float32)
+    logp = float(exact.log_pi(theta, np.array(1), np.array(1)))
+    for advantage in (1.5, -0.5):
+        for ratio in (0.5, 0.7, 1.0, 1.15, 1.6):
+            records = as_sent(dict(
+                observation=np.array([[1]]), action=np.array([[1]]),
+                reward=np.array([[advantage]]), active=np.array([[True]]),
+                terminated=np.array([[True]]), truncated=np.array([[False]]),
+                old_logp=np.array([[logp - np.log(ratio)]])))
+            received = as_received(records)
+            what = f"policy_loss(method='ppo', clip={clip}) at ratio {ratio} with advantage {advantage}"
+            value, grad = student.value_and_grad("policy_loss", theta, records, method="ppo",
+                                                 clip=clip, wrt="theta")
+            expect_close(as_array(value, what=what, shape=()),
+                         exact.surrogate_loss(theta, received, "ppo", clip), what=what,
+                         models=models.loss_values(theta, received, "ppo", clip), explain=explain,
+                         **VALUE_TOL, see="tabulate min(r*A, clip(r)*A) for r in [0.5, 1, 1.6] and A = ±1.")
+            expect_close(as_array(grad, what=f"the gradient of {what}", shape=(3,)),
+                         exact.surrogate_gradient(theta, received, "ppo", clip),
+                         what=f"the gradient of {what}",
+                         models=models.loss_gradients(theta, received, "ppo", clip),
+                         explain=explain, **GRAD_TOL,
+                         see="the objective is flat only where the min picks the clipped term.")
+
+
+@item(2, cell=CELL, title="behaviour log-probabilities are frozen")
+def test_ppo_old_logp_frozen(student, exact, rng):
+    for clip, theta, records in off_policy_cases(exact, rng):
+        _, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
+                                         wrt=("records", "old_logp"))
+        grad = as_array(grad, what="the gradient with respect to records['old_logp']",
+                        shape=np.shape(records["old_logp"]))
+        if np.any(grad != 0):
+            raise Failure(
+                "old_logp_not_frozen",
+                did=f"the gradient of policy_loss with respect to records['old_logp'] is non-zero "
+                    f"(largest {fmt(np.max(np.abs(grad)))})",
+                should="the behaviour log-probabilities are data collected earlier: wrap them in "
+                       "jax.lax.stop_gradient so no gradient flows into them",
+                see="jax.grad(lambda lp: policy_loss(theta, dict(records, old_logp=lp)))"
+                    "(records['old_logp']) should be all zeros.")
+
+
+@item(1, cell=CELL, title="at ratio 1 the clipped gradient is the REINFORCE gradient")
+def test_ppo_equals_reinforce_at_ratio_one(student, exact, explain, rng):
+    theta = rng.normal(0.0, 0.8, size=3).astype(np.float32)
+    records = as_sent(exact.sample_episodes(theta, 7, 29, rng))
+    received = as_received(records)
+    expected = exact.surrogate_gradient(theta, received, "reinforce")
+    for method in ("ppo", "reinforce"):
+        what = f"the gradient of policy_loss(method='{method}') where theta collected the batch"
+        _, grad = student.value_and_grad("policy_loss", theta, records, method=method, clip=0.15,
+                                         wrt="theta")
+        expect_close(as_array(grad, what=what, shape=(3,)), expected, what=what,
+                     models={"loss_sign": -expected}, explain=explain, **GRAD_TOL,
+                     see="at theta == theta_old every ratio is 1, so both objectives have the same slope.")

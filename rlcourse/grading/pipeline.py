@@ -1,0 +1,221 @@
+"""Grading one or many notebooks: load → run in a worker → grade with hidden pytest items → report.
+
+The stages, in order, for each submission:
+
+1. `load`: parse the notebook without running it (`rlcourse.notebook`); a file that cannot be
+   used becomes a report with every item at 0 and the reason, and the batch goes on.
+2. `run`: `StudentCode` runs the code cells in a worker process (lazily, on the first call).
+3. `grade`: pytest collects `graders/<assignment>/` in this process; every comparison and every
+   point is decided here, on plain data the worker sent back.
+4. `report`: items, diagnoses, notebook errors, timings.
+
+Before the first submission, the JAX compilation cache is warmed by grading the instructor's own
+source notebook in a worker allowed to write it. That run is also a self-check: the source
+notebook must get full marks. Student workers only read the cache.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rlcourse.course import Assignment
+from rlcourse.diagnoses import load_diagnoses
+from rlcourse.grading.plugin import GradingPlugin
+from rlcourse.grading.report import ItemResult, Report
+from rlcourse.grading.student import StudentCode
+from rlcourse.notebook import NotebookProblem, is_visible_test_cell, load_submission
+from rlcourse.worker.client import WorkerOptions, make_launcher
+
+
+class Grader:
+    """Grades submissions of one assignment; reuse it for a batch so fixed costs are paid once."""
+
+    def __init__(self, assignment: Assignment, *, strategy: str = "fork", warm_cache: bool = True,
+                 log=None):
+        self.assignment = assignment
+        self.strategy = strategy
+        self.log = log or (lambda message: print(message, file=sys.stderr))
+        self.known_tags = set(load_diagnoses(assignment.grader_dir))
+        self._catalogue = None
+        self._cell_order, self._expected_ids = self._release_cells()
+        self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
+        self._launcher = make_launcher(
+            WorkerOptions(assignment.framework, assignment.limits, compile_cache=self._cache_dir),
+            strategy=strategy)
+        if warm_cache and self._cache_dir:
+            self._warm_compile_cache()
+
+    @property
+    def isolation(self) -> str:
+        return self._launcher.isolation
+
+    def close(self) -> None:
+        self._launcher.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- public -------------------------------------------------------------------------------
+    def grade(self, path: Path) -> Report:
+        started = time.perf_counter()
+        try:
+            submission = load_submission(path, expected_ids=self._expected_ids)
+        except NotebookProblem as problem:
+            return self._unreadable(Path(path), str(problem))
+        student = StudentCode(submission, self._launcher)
+        try:
+            items, internal = self._run_graders(student)
+        finally:
+            student.close()
+        report = Report(self.assignment.name, Path(path).name, items,
+                        errors=list(submission.warnings) + student.cell_errors,
+                        sha256=submission.sha256, isolation=self.isolation)
+        for problem in internal:
+            self.log(f"[{Path(path).name}] grader problem: {problem}")
+        report.timings = dict(student.timings, total=time.perf_counter() - started)
+        return report
+
+    # --- stages ---------------------------------------------------------------------------------
+    def _run_graders(self, student: StudentCode) -> tuple[list[ItemResult], list[str]]:
+        plugin = GradingPlugin(student, known_tags=self.known_tags, cell_order=self._cell_order)
+        started = time.perf_counter()
+        args = [str(self.assignment.grader_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
+                "-p", "no:stepwise", "--assert=plain", "--import-mode=importlib",
+                "--rootdir", str(self.assignment.grader_dir), "-c", str(self._pytest_ini()),
+                "-W", "ignore::DeprecationWarning"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            pytest.main(args, plugins=[plugin])
+        student.timings["graders"] = time.perf_counter() - started
+        problems = plugin.internal_errors + plugin.collection_errors
+        if plugin.collection_errors:
+            raise RuntimeError("the hidden graders could not be collected:\n" +
+                               "\n".join(plugin.collection_errors))
+        return plugin.results, problems
+
+    def _pytest_ini(self) -> Path:
+        path = self.assignment.course.cache_dir / "grader-pytest.ini"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("[pytest]\n# The grader's own pytest settings, independent of the "
+                            "course's test suite.\naddopts =\n")
+        return path
+
+    def catalogue(self) -> list[ItemResult]:
+        """Every item with its points, as a report lists them (without running anything)."""
+        if self._catalogue is None:
+            plugin = GradingPlugin(None, known_tags=self.known_tags, cell_order=self._cell_order)
+            args = [str(self.assignment.grader_dir), "--collect-only", "-p", "no:cacheprovider",
+                    "-p", "no:terminal", "--import-mode=importlib", "--rootdir",
+                    str(self.assignment.grader_dir), "-c", str(self._pytest_ini())]
+            collector = _Collector()
+            with contextlib.redirect_stdout(io.StringIO()):
+                pytest.main(args, plugins=[plugin, collector])
+            self._catalogue = collector.items
+        return [ItemResult(**vars(entry)) for entry in self._catalogue]
+
+    def _unreadable(self, path: Path, reason: str) -> Report:
+        items = self.catalogue()
+        for entry in items:
+            entry.diagnosis = "unreadable_notebook"
+            entry.message = reason
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digest = None
+        return Report(self.assignment.name, path.name, items, errors=[reason], sha256=digest,
+                      isolation=self.isolation)
+
+    def _release_cells(self) -> tuple[list[str], set[str]]:
+        """The released notebook's grade_ids in order, and those a submission's run should have
+        (every nbgrader cell but the visible test cells, which are never run)."""
+        try:
+            notebook = nbformat.read(self.assignment.release_notebook, as_version=4)
+        except (OSError, ValueError):
+            return [], set()
+        order, expected = [], set()
+        for cell in notebook.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if grade_id:
+                order.append(grade_id)
+                if cell.cell_type == "code" and not is_visible_test_cell(cell):
+                    expected.add(grade_id)
+        return order, expected
+
+    # --- compilation cache ----------------------------------------------------------------------
+    def _compile_cache_dir(self) -> str:
+        import jax
+
+        folder = self.assignment.course.cache_dir / f"jax-{jax.__version__}" / self.assignment.name
+        folder.mkdir(parents=True, exist_ok=True)
+        return str(folder)
+
+    def _warm_compile_cache(self) -> None:
+        source = self.assignment.source_notebook
+        if not source.is_file():
+            return
+        fingerprint = hashlib.sha256(source.read_bytes())
+        for path in sorted(self.assignment.grader_dir.rglob("*.py")):
+            fingerprint.update(path.read_bytes())
+        marker = Path(self._cache_dir) / f"warmed-{fingerprint.hexdigest()[:16]}"
+        if marker.exists():
+            return
+        started = time.perf_counter()
+        writer = make_launcher(WorkerOptions(self.assignment.framework, self.assignment.limits,
+                                             compile_cache=self._cache_dir, cache_writable=True),
+                               strategy=self.strategy)
+        try:
+            submission = load_submission(source)
+            student = StudentCode(submission, writer)
+            try:
+                items, _ = self._run_graders(student)
+            finally:
+                student.close()
+        finally:
+            writer.close()
+        lost = [entry.id for entry in items if not entry.passed]
+        if lost:
+            self.log(f"warning: the source notebook itself fails {', '.join(lost)}: "
+                     "check the graders before trusting these grades")
+        else:
+            marker.touch()
+        self.log(f"warmed the compilation cache with the reference in "
+                 f"{time.perf_counter() - started:.1f} s")
+
+
+class _Collector:
+    def __init__(self):
+        self.items: list[ItemResult] = []
+
+    def pytest_collection_modifyitems(self, items):
+        from rlcourse.grading.plugin import item_id
+
+        for node in items:
+            marker = node.get_closest_marker("item")
+            if marker is not None:
+                self.items.append(ItemResult(
+                    id=item_id(node), max_score=float(marker.kwargs["points"]),
+                    title=marker.kwargs.get("title", ""), cell=marker.kwargs.get("cell"),
+                    diagnosis="unreadable_notebook"))
+
+
+def grade_notebooks(assignment: Assignment, paths, *, strategy: str = "fork", warm_cache: bool = True,
+                    on_report=None) -> list[Report]:
+    """Grade several notebooks of one assignment, one fresh worker each."""
+    reports = []
+    with Grader(assignment, strategy=strategy, warm_cache=warm_cache) as grader:
+        for path in paths:
+            report = grader.grade(Path(path))
+            reports.append(report)
+            if on_report:
+                on_report(report)
+    return reports

@@ -1,0 +1,60 @@
+"""A graded submission as data: item scores, diagnoses, and notebook-level errors.
+
+`Report.to_json()` is the contract of `rlcourse grade --json` (see docs/ARCHITECTURE.md in the
+design notes): `{"assignment", "score", "max_score", "items": [{"id", "score", "max_score",
+"passed", "message", "diagnosis"}], "errors": [...]}`. Extra keys are added beside these, never
+instead of them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+
+@dataclasses.dataclass
+class ItemResult:
+    id: str
+    max_score: float
+    score: float = 0.0
+    passed: bool = False
+    message: str = ""
+    diagnosis: str | None = None
+    title: str = ""
+    cell: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "score": self.score, "max_score": self.max_score,
+                "passed": self.passed, "message": self.message, "diagnosis": self.diagnosis,
+                "title": self.title, "cell": self.cell}
+
+
+@dataclasses.dataclass
+class Report:
+    assignment: str
+    notebook: str
+    items: list[ItemResult]
+    errors: list[str] = dataclasses.field(default_factory=list)
+    sha256: str | None = None
+    isolation: str = "rlimits"
+    timings: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return round(sum(item.score for item in self.items), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(item.max_score for item in self.items), 6)
+
+    def failed(self) -> list[ItemResult]:
+        return [item for item in self.items if not item.passed]
+
+    def to_json(self) -> dict:
+        return {"assignment": self.assignment, "score": self.score, "max_score": self.max_score,
+                "items": [item.to_json() for item in self.items], "errors": list(self.errors),
+                "notebook": self.notebook, "sha256": self.sha256, "isolation": self.isolation,
+                "timings": {key: round(value, 3) for key, value in self.timings.items()}}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2)

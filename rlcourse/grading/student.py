@@ -1,0 +1,128 @@
+"""The graders' handle on one submission: call its functions, read its variables, get plain data.
+
+`StudentCode` starts a worker on first use, runs the notebook's code cells in it, and forwards
+each grader call. When a call kills or hangs the worker, that call fails (and with it the item
+that made it); the next call starts a fresh worker and runs the cells again, skipping any cell
+that itself crashed or hung, so one bad function does not cost the items that do not use it.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+
+from rlcourse.notebook import Submission
+from rlcourse.worker.client import WorkerError
+
+
+class StudentCode:
+    MAX_STARTS = 3
+
+    def __init__(self, submission: Submission, launcher, *, submission_seconds: float = 900.0):
+        self.submission = submission
+        self.launcher = launcher
+        self.limits = launcher.options.limits
+        self.deadline = time.monotonic() + submission_seconds
+        self._cell_errors: dict[int, str] = {}
+        self.timings: dict[str, float] = {}
+        self._worker = None
+        self._starts = 0
+        self._bad_cells: set[int] = set()
+
+    # --- what graders call --------------------------------------------------------------------
+    def call(self, function: str, *args, **kwargs):
+        """Call `function(*args, **kwargs)` in the submission; returns plain numpy data."""
+        return self._call(function, dict(function=function, args=list(args), kwargs=kwargs))["value"]
+
+    def value_and_grad(self, function: str, *args, wrt: str | tuple, **kwargs):
+        """Value and gradient with respect to one argument (or a key inside a dict argument)."""
+        path = [wrt] if isinstance(wrt, str) else list(wrt)
+        reply = self._call(function, dict(function=function, args=list(args), kwargs=kwargs,
+                                          grad_wrt=path))
+        return reply["value"], reply["grad"]
+
+    def _call(self, function: str, arguments: dict) -> dict:
+        try:
+            reply = self._request("call", arguments, timeout=self.limits.call_seconds)
+        except WorkerError as error:
+            if error.kind in ("raised", "not_implemented"):
+                raise WorkerError(error.kind, f"calling {function} raised {error}",
+                                  where=error.where) from None
+            if error.kind == "timeout":
+                raise WorkerError(error.kind, f"{function} did not return: {error}") from None
+            raise
+        if not isinstance(reply, dict) or "value" not in reply or (
+                "grad_wrt" in arguments and "grad" not in reply):
+            raise WorkerError("bad_reply", f"the answer to a call of {function} is incomplete")
+        return reply
+
+    def get(self, *names: str) -> dict:
+        """Values of top-level notebook variables; a missing name raises WorkerError."""
+        reply = self._request("get", dict(names=list(names)), timeout=self.limits.call_seconds)
+        if not (isinstance(reply, dict) and isinstance(reply.get("values"), dict)
+                and isinstance(reply.get("missing"), list)
+                and set(reply["values"]) | set(map(str, reply["missing"])) >= set(names)):
+            raise WorkerError("bad_reply", "the answer listing notebook variables is malformed")
+        if reply["missing"]:
+            raise WorkerError("missing_name", "not defined after running the notebook: "
+                              + ", ".join(map(str, reply["missing"])))
+        return reply["values"]
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+            shutil.rmtree(self._worker.scratch, ignore_errors=True)
+            self._worker = None
+
+    def output_tail(self) -> str:
+        return self._worker.output_tail("stdout.txt") if self._worker else ""
+
+    def _request(self, op, arguments, *, timeout):
+        worker = self._ready_worker()
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise WorkerError("timeout", "the submission used up its total time")
+        return worker.request(op, arguments, timeout=min(timeout, remaining))
+
+    def _ready_worker(self):
+        if self._worker is not None and self._worker.alive:
+            return self._worker
+        if self._worker is not None:
+            shutil.rmtree(self._worker.scratch, ignore_errors=True)
+        if self._starts >= self.MAX_STARTS:
+            raise WorkerError("worker_crashed", f"the notebook's process stopped {self._starts} "
+                              "times; no further calls are made")
+        self._starts += 1
+        started = time.perf_counter()
+        self._worker = self.launcher.launch()
+        self.timings.setdefault("worker_start", time.perf_counter() - started)
+        self._run_cells()
+        return self._worker
+
+    def _run_cells(self) -> None:
+        """Run every code cell in order; a cell that takes the worker down is dropped, and the
+        cells are run again from the top in a fresh worker, so later cells still see earlier ones."""
+        started = time.perf_counter()
+        while not self._run_cells_once():
+            self._worker = self.launcher.launch()
+        self.timings.setdefault("run_cells", time.perf_counter() - started)
+
+    def _run_cells_once(self) -> bool:
+        for cell in self.submission.cells:
+            if cell.index in self._bad_cells:
+                continue
+            try:
+                self._worker.request("run_cell", dict(index=cell.index, source=cell.source),
+                                     timeout=min(self.limits.cell_seconds,
+                                                 max(0.1, self.deadline - time.monotonic())))
+            except WorkerError as error:
+                label = f"cell {cell.index}" + (f" ({cell.grade_id})" if cell.grade_id else "")
+                self._cell_errors.setdefault(cell.index, f"{label}: {error}")
+                if not self._worker.alive:
+                    self._bad_cells.add(cell.index)
+                    return False
+        return True
+
+    @property
+    def cell_errors(self) -> list[str]:
+        return [self._cell_errors[index] for index in sorted(self._cell_errors)]

@@ -1,0 +1,282 @@
+"""The grader's side of a worker: start it with limits, send requests, and survive whatever it does.
+
+Two ways to start a worker share one `Worker` handle:
+
+* `SpawnLauncher` starts `python -m rlcourse.worker.server` for every submission: simple, and the
+  slowest (each worker imports numpy and JAX afresh).
+* `ForkLauncher` starts one trusted *template* process per grading run that imports the heavy
+  libraries once, and forks a fresh child for each submission before any student code runs. No
+  state passes from one student to the next: every child starts from the same clean template.
+
+Either way the worker talks over a private socket (never its stdout), has resource limits set
+before student code runs, and is killed outright when it overstays a call.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import resource
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rlcourse.worker import protocol
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Resources one worker may use. Defaults suit the course's small CPU-only assignments."""
+
+    memory_bytes: int = 6 << 30
+    """Address-space limit (RLIMIT_AS). JAX reserves generously, so this is above real use."""
+    cpu_seconds: int = 900
+    """CPU time for the whole worker (RLIMIT_CPU); the per-call wall clock is usually hit first."""
+    file_bytes: int = 64 << 20
+    """Largest file the worker may write (RLIMIT_FSIZE), its captured output included."""
+    open_files: int = 256
+    """Open file descriptors (RLIMIT_NOFILE)."""
+    cell_seconds: float = 120.0
+    """Wall clock for running one notebook cell."""
+    call_seconds: float = 60.0
+    """Wall clock for one grader call into the submission."""
+    reply_bytes: int = 32 << 20
+    """Largest reply accepted from the worker."""
+    output_chars: int = 4000
+    """How much of the worker's own prints a report may quote (the tail)."""
+
+
+def apply_limits(limits: Limits) -> None:
+    """Set rlimits in the worker itself, before any student code runs."""
+    for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes),
+                        (resource.RLIMIT_CPU, limits.cpu_seconds),
+                        (resource.RLIMIT_FSIZE, limits.file_bytes),
+                        (resource.RLIMIT_NOFILE, limits.open_files),
+                        (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(kind, (value, value))
+
+
+class WorkerError(Exception):
+    """A request that did not produce an answer; `kind` says why, for diagnosis."""
+
+    def __init__(self, kind: str, message: str, *, where: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.where = where
+
+
+class Worker:
+    """One live worker process. Every failure surfaces as a WorkerError, never a hang or a crash."""
+
+    def __init__(self, sock: socket.socket, pid: int, scratch: Path, limits: Limits, reap=None):
+        self._sock = sock
+        self.pid = pid
+        self.scratch = scratch
+        self.limits = limits
+        self._reap = reap
+        self.alive = True
+
+    def request(self, op: str, arguments: dict, *, timeout: float):
+        if not self.alive:
+            raise WorkerError("worker_crashed", "the worker has already stopped")
+        request_id = secrets.token_hex(8)
+        try:
+            protocol.send_message(self._sock, {"id": request_id, "op": op,
+                                               "arguments": protocol.encode(arguments)})
+            reply = protocol.receive_message(self._sock, timeout=timeout,
+                                             max_bytes=self.limits.reply_bytes)
+        except protocol.WorkerTimeout:
+            self.kill()
+            raise WorkerError("timeout", f"no answer within {timeout:g} s; the worker was stopped")
+        except (protocol.WorkerGone, BrokenPipeError, ConnectionResetError):
+            self.kill()
+            raise WorkerError("worker_crashed", self._death_notice()) from None
+        except protocol.ProtocolError as error:
+            self.kill()
+            raise WorkerError("bad_reply", f"the worker sent a malformed reply ({error})") from None
+        return self._unpack(reply, request_id)
+
+    def _unpack(self, reply: dict, request_id: str):
+        if reply.get("id") != request_id or not isinstance(reply.get("ok"), bool):
+            self.kill()
+            raise WorkerError("bad_reply", "the worker's reply does not answer the request")
+        if not reply["ok"]:
+            error = reply.get("error")
+            if not isinstance(error, dict):
+                raise WorkerError("bad_reply", "the worker reported an error in a malformed way")
+            kind = "not_implemented" if error.get("type") == "NotImplementedError" else "raised"
+            if error.get("type") == "LookupError":
+                kind = "missing_name"
+            raise WorkerError(kind, str(error.get("message", ""))[:600],
+                              where=str(error.get("where", ""))[:100])
+        try:
+            return protocol.decode(reply.get("result"))
+        except protocol.ProtocolError as error:
+            raise WorkerError("bad_reply", f"the worker's answer is malformed ({error})") from None
+
+    def _death_notice(self) -> str:
+        status = self._reap() if self._reap else None
+        how = "the worker stopped unexpectedly"
+        if status is not None:
+            if status < 0:
+                how = f"the worker was killed by signal {signal.Signals(-status).name}"
+            else:
+                how = f"the worker exited with status {status}"
+        tail = self.output_tail("stderr.txt", 300)
+        return f"{how} (it may have called sys.exit/os._exit or run out of memory)" + (
+            f"; last output: {tail}" if tail else "")
+
+    def output_tail(self, name: str, chars: int | None = None) -> str:
+        chars = chars or self.limits.output_chars
+        path = self.scratch / name
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - chars))
+                return handle.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        if self.alive:
+            self.alive = False
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            if self._reap:
+                self._reap()
+        self._sock.close()
+
+    close = kill
+
+
+@dataclasses.dataclass
+class WorkerOptions:
+    """What every worker in one grading run shares."""
+
+    framework: str
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    compile_cache: str | None = None
+    cache_writable: bool = False
+
+
+def _scratch_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="rlcourse-worker-"))
+
+
+class SpawnLauncher:
+    """A fresh interpreter per submission."""
+
+    isolation = "rlimits"
+
+    def __init__(self, options: WorkerOptions):
+        self.options = options
+
+    def launch(self) -> Worker:
+        scratch = _scratch_dir()
+        ours, theirs = socket.socketpair()
+        limits = self.options.limits
+        # -I: the worker's sys.path holds the environment only, never the course directory.
+        command = [sys.executable, "-I", "-m", "rlcourse.worker.server", "--fd", str(theirs.fileno()),
+                   "--scratch", str(scratch), "--framework", self.options.framework]
+        if self.options.compile_cache:
+            command += ["--compile-cache", self.options.compile_cache]
+        if self.options.cache_writable:
+            command.append("--cache-writable")
+        process = subprocess.Popen(
+            command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+            env=worker_environment(), start_new_session=True, cwd=scratch,
+            preexec_fn=lambda: apply_limits(limits))
+        theirs.close()
+
+        def reap():
+            try:
+                return process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                return None
+
+        return Worker(ours, process.pid, scratch, limits, reap)
+
+    def close(self) -> None:
+        pass
+
+
+def worker_environment() -> dict:
+    """A small environment: what Python, JAX and matplotlib need, nothing of the grader's."""
+    keep = ("PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TMPDIR")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    env.update(MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0",
+               JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1",
+               TF_CPP_MIN_LOG_LEVEL="2")
+    return env
+
+
+class ForkLauncher:
+    """One template process imports the heavy libraries; each submission gets a fork of it."""
+
+    isolation = "rlimits"
+
+    def __init__(self, options: WorkerOptions):
+        self.options = options
+        self._control, theirs = socket.socketpair()
+        command = [sys.executable, "-I", "-m", "rlcourse.worker.template", "--fd", str(theirs.fileno()),
+                   "--framework", options.framework]
+        self._template = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
+                                          stdin=subprocess.DEVNULL, env=worker_environment(),
+                                          start_new_session=True, cwd=tempfile.gettempdir())
+        theirs.close()
+
+    def launch(self) -> Worker:
+        scratch = _scratch_dir()
+        ours, theirs = socket.socketpair()
+        request = {"scratch": str(scratch), "limits": dataclasses.asdict(self.options.limits),
+                   "compile_cache": self.options.compile_cache,
+                   "cache_writable": self.options.cache_writable}
+        try:
+            socket.send_fds(self._control, [protocol.HEADER.pack(0)], [theirs.fileno()])
+            protocol.send_message(self._control, request)
+            reply = protocol.receive_message(self._control, timeout=60)
+        finally:
+            theirs.close()
+        pid = reply.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            raise RuntimeError(f"the worker template could not fork: {reply}")
+        return Worker(ours, pid, scratch, self.options.limits, reap=None)
+
+    def close(self) -> None:
+        self._control.close()
+        try:
+            self._template.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._template.kill()
+            self._template.wait()
+
+
+def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):
+    if strategy == "fork":
+        return ForkLauncher(options)
+    if strategy == "spawn":
+        return SpawnLauncher(options)
+    raise ValueError(f"unknown worker strategy {strategy!r}")
+
+
+def wait_for_exit(pid: int, timeout: float) -> bool:
+    """True when a process is gone within `timeout` seconds (used by tests and the template)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.02)
+    return False

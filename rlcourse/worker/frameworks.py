@@ -1,0 +1,133 @@
+"""How a worker turns wire arrays into the assignment's native arrays, and back.
+
+Each assignment names its framework (`jax`, `torch` or `numpy`). Inbound arrays become that
+framework's arrays before student code sees them; whatever student code returns is turned back
+into plain numpy data. Gradients are taken inside the worker with the framework's own autodiff,
+but they are only data to the grader, which decides what they are worth.
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+
+class NumpyFramework:
+    name = "numpy"
+
+    def preload(self):
+        """Import what every submission needs, before any student code runs."""
+
+    def configure(self, *, compile_cache=None, cache_writable=False):
+        """Set process-wide options once the worker has started."""
+
+    def to_native(self, value):
+        return value
+
+    def to_plain(self, value):
+        """Convert a framework value to numpy and plain Python; refuse opaque objects."""
+        if isinstance(value, np.ndarray) or value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, dict):
+            return {key: self.to_plain(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.to_plain(item) for item in value]
+        return self.array_to_plain(value)
+
+    def array_to_plain(self, value):
+        if hasattr(value, "__array__"):
+            return np.asarray(value)
+        raise TypeError(f"returned a {type(value).__name__}, which is not an array or number")
+
+    def gradient(self, function, leaf):
+        raise TypeError("this assignment's framework has no automatic differentiation")
+
+
+class JaxFramework(NumpyFramework):
+    name = "jax"
+
+    def preload(self):
+        # Importing jax does not start its CPU backend; forking after this import is safe.
+        importlib.import_module("jax")
+        importlib.import_module("jax.numpy")
+
+    def configure(self, *, compile_cache=None, cache_writable=False):
+        import jax
+
+        if compile_cache:
+            jax.config.update("jax_compilation_cache_dir", str(compile_cache))
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+            # A student process only reads the cache: entries would have to take longer than this
+            # to compile before JAX writes them, which no graded function does.
+            jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                              0.0 if cache_writable else 1e9)
+
+    def to_native(self, value):
+        import jax.numpy as jnp
+
+        if isinstance(value, np.ndarray):
+            return jnp.asarray(value)
+        if isinstance(value, dict):
+            return {key: self.to_native(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.to_native(item) for item in value]
+        return value
+
+    def array_to_plain(self, value):
+        import jax
+
+        if isinstance(value, jax.Array):
+            if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+                value = jax.random.key_data(value)
+            return np.asarray(value)
+        return super().array_to_plain(value)
+
+    def gradient(self, function, leaf):
+        import jax
+
+        return jax.grad(function)(leaf)
+
+
+class TorchFramework(NumpyFramework):
+    name = "torch"
+
+    def preload(self):
+        importlib.import_module("torch")
+
+    def to_native(self, value):
+        import torch
+
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(value.copy())
+        if isinstance(value, dict):
+            return {key: self.to_native(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.to_native(item) for item in value]
+        return value
+
+    def array_to_plain(self, value):
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            return value.detach().cpu().numpy()
+        return super().array_to_plain(value)
+
+    def gradient(self, function, leaf):
+        import torch
+
+        leaf = leaf.detach().clone().requires_grad_(True)
+        output = function(leaf)
+        (grad,) = torch.autograd.grad(output, leaf, allow_unused=True)
+        return torch.zeros_like(leaf) if grad is None else grad
+
+
+FRAMEWORKS = {cls.name: cls for cls in (NumpyFramework, JaxFramework, TorchFramework)}
+
+
+def framework_named(name: str) -> NumpyFramework:
+    try:
+        return FRAMEWORKS[name]()
+    except KeyError:
+        raise ValueError(f"unknown framework {name!r}; expected one of {sorted(FRAMEWORKS)}") from None

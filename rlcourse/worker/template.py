@@ -1,0 +1,62 @@
+"""The trusted template a `ForkLauncher` forks workers from.
+
+It imports numpy, the assignment's framework and the worker code once, then waits. For each
+submission the grader sends it one end of a fresh socket; the template forks, and the child drops
+every link to the template, sets its resource limits, and becomes an ordinary worker. The template
+never runs student code and never starts JAX's backend, so each child begins from the same state.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+
+from rlcourse.worker import protocol, server
+from rlcourse.worker.client import Limits, apply_limits
+from rlcourse.worker.frameworks import framework_named
+
+
+def _become_worker(fd: int, control: socket.socket, request: dict, framework) -> None:
+    control.close()
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    apply_limits(Limits(**request["limits"]))
+    server.run_worker(fd, scratch=request["scratch"], framework_name=framework.name,
+                      compile_cache=request["compile_cache"],
+                      cache_writable=request["cache_writable"])
+
+
+def serve_forks(control: socket.socket, framework_name: str) -> None:
+    framework = framework_named(framework_name)
+    framework.preload()
+    server._transform_cell("x = 1")  # import IPython's transformer once, here, not per student
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 1)
+        except OSError:
+            return
+        if not fds:
+            return
+        request = protocol.receive_message(control)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _become_worker(fds[0], control, request, framework)
+            finally:
+                os._exit(70)
+        os.close(fds[0])
+        protocol.send_message(control, {"pid": pid})
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="rlcourse worker template (internal).")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--framework", required=True)
+    options = parser.parse_args(argv)
+    serve_forks(socket.socket(fileno=options.fd), options.framework)
+
+
+if __name__ == "__main__":
+    main()
