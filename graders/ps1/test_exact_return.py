@@ -1,7 +1,7 @@
 """exact_return: expected return by dynamic programming, for any theta and horizon."""
 import numpy as np
 
-from rlcourse.grading.rubric import as_array, expect_close, item
+from rlcourse.grading.rubric import Evidence, as_array, item
 
 CELL = "test_exact_return"
 TOL = dict(rtol=1e-5, atol=2e-6)
@@ -9,37 +9,43 @@ TOL = dict(rtol=1e-5, atol=2e-6)
 
 @item(1, cell=CELL, title="returns of the always-left, uniform and always-right policies")
 def test_known_policies(student, exact, models, explain):
+    evidence = Evidence()
     for logits, horizon, name in ((-100.0, 8, "always-left"), (0.0, 8, "uniform"),
                                   (100.0, 8, "always-right"), (100.0, 2, "always-right")):
         theta = np.full(3, logits, dtype=np.float32)
         what = f"exact_return for the {name} policy with horizon {horizon}"
         actual = as_array(student.call("exact_return", theta, horizon=horizon), what=what, shape=())
-        expect_close(actual, exact.dp_return(theta, horizon), what=what,
-                     models=models.exact_return(theta, horizon), explain=explain, **TOL,
-                     see="the always-left policy never reaches the goal and pays 0.01 per step.")
+        evidence.compare(actual, exact.dp_return(theta, horizon), what=what,
+                         models=models.exact_return(theta, horizon), explain=explain, **TOL,
+                         see="the always-left policy never reaches the goal and pays 0.01 per step.")
+    evidence.conclude()
 
 
 @item(3, cell=CELL, title="exact return for random policies and horizons 1 to 12")
 def test_random_theta_horizons(student, exact, models, explain, rng):
+    evidence = Evidence()
     for horizon in range(1, 13):
         theta = rng.normal(0.0, 1.5, size=3).astype(np.float32)
         what = f"exact_return(theta, horizon={horizon}) for theta = {np.round(theta, 3).tolist()}"
         actual = as_array(student.call("exact_return", theta, horizon=horizon), what=what, shape=())
-        expect_close(actual, exact.dp_return(theta, horizon), what=what,
-                     models=models.exact_return(theta, horizon), explain=explain, **TOL,
-                     see="with horizon 1 no episode can reach the goal from cell 0 or 1, so "
-                         "exact_return(theta, horizon=1) is -0.01 for every theta; then work out "
-                         "horizon 2 by hand.")
+        evidence.compare(actual, exact.dp_return(theta, horizon), what=what,
+                         models=models.exact_return(theta, horizon), explain=explain, **TOL,
+                         see="with horizon 1 no episode can reach the goal from cell 0 or 1, so "
+                             "exact_return(theta, horizon=1) is -0.01 for every theta; then work out "
+                             "horizon 2 by hand.")
+    evidence.conclude()
 
 
 @item(1, cell=CELL, title="exact return is differentiable and its gradient is exact")
 def test_gradient(student, exact, rng):
     theta = rng.normal(0.0, 1.0, size=3)
+    evidence = Evidence()
     for horizon in (3, 8):
         what = f"jax.grad(exact_return)(theta) with horizon {horizon}"
         _, grad = student.value_and_grad("exact_return", theta.astype(np.float32), horizon=horizon,
                                          wrt="theta")
-        expect_close(as_array(grad, what=what, shape=(3,)), exact.exact_gradient(theta, horizon),
-                     what=what, rtol=1e-3, atol=2e-5,
-                     see="write the DP with jax.numpy operations only (no Python floats from "
-                         "float(...) or numpy), so jax.grad can follow it.")
+        evidence.compare(as_array(grad, what=what, shape=(3,)), exact.exact_gradient(theta, horizon),
+                         what=what, rtol=1e-3, atol=2e-5,
+                         see="write the DP with jax.numpy operations only (no Python floats from "
+                             "float(...) or numpy), so jax.grad can follow it.")
+    evidence.conclude()

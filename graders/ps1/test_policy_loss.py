@@ -7,7 +7,7 @@ shows, and parameters that differ from the behaviour policy's.
 """
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, expect_close, fmt, item
+from rlcourse.grading.rubric import Evidence, Failure, as_array, fmt, item
 
 CELL = "test_policy_loss"
 VALUE_TOL = dict(rtol=2e-4, atol=2e-5)
@@ -57,6 +57,7 @@ def describe(records, clip=None):
 
 @item(2, cell=CELL, title="REINFORCE loss value")
 def test_reinforce_value(student, exact, models, explain, rng):
+    evidence = Evidence()
     for horizon, batch in ((6, 37), (3, 5)):
         theta = rng.normal(0.0, 0.8, size=3).astype(np.float32)
         records = as_sent(exact.sample_episodes(theta, horizon, batch, rng))
@@ -64,10 +65,11 @@ def test_reinforce_value(student, exact, models, explain, rng):
         actual = as_array(student.call("policy_loss", theta, records, method="reinforce"),
                           what=what, shape=())
         received = as_received(records)
-        expect_close(actual, exact.surrogate_loss(theta, received, "reinforce"), what=what,
-                     models=models.loss_values(theta, received, "reinforce", 0.2),
-                     explain=explain, **VALUE_TOL,
-                     see="evaluate your loss on a batch of two one-step episodes and work it out by hand.")
+        evidence.compare(actual, exact.surrogate_loss(theta, received, "reinforce"), what=what,
+                         models=models.loss_values(theta, received, "reinforce", 0.2),
+                         explain=explain, **VALUE_TOL,
+                         see="evaluate your loss on a batch of two one-step episodes and work it out by hand.")
+    evidence.conclude()
 
 
 @item(3, cell=CELL, title="REINFORCE gradient equals the exact policy gradient")
@@ -75,6 +77,7 @@ def test_reinforce_gradient_exact(student, exact, models, explain, rng):
     """Every episode of a short horizon, each weighted by its probability through its rewards
     (the loss is linear in the reward-to-go targets), so minus the student's gradient must be
     exactly grad J from enumeration."""
+    evidence = Evidence()
     for horizon in (4, 6):
         theta = rng.normal(0.0, 0.8, size=3)
         records, probability = exact.enumerate_episodes(theta, horizon)
@@ -89,39 +92,44 @@ def test_reinforce_gradient_exact(student, exact, models, explain, rng):
         received = as_received(sent)
         candidates = [(tag, -value) for tag, value in
                       models.loss_gradients(theta32, received, "reinforce", 0.2).items()]
-        expect_close(-grad, exact.exact_gradient(theta, horizon), what=what, models=candidates,
-                     explain=explain, rtol=2e-3, atol=2e-4,
-                     see="compare -jax.grad(policy_loss)(z, batch, 'reinforce') with "
-                         "jax.grad(exact_return)(z) on a large batch, as in the last exercise.")
+        evidence.compare(-grad, exact.exact_gradient(theta, horizon), what=what, models=candidates,
+                         explain=explain, rtol=2e-3, atol=2e-4,
+                         see="compare -jax.grad(policy_loss)(z, batch, 'reinforce') with "
+                             "jax.grad(exact_return)(z) on a large batch, as in the last exercise.")
+    evidence.conclude()
 
 
 @item(3, cell=CELL, title="clipped loss value away from the behaviour policy")
 def test_ppo_value(student, exact, models, explain, rng):
+    evidence = Evidence()
     for clip, theta, records in off_policy_cases(exact, rng):
         what = f"policy_loss(theta, records, method='ppo', clip={clip}) on {describe(records)}"
         actual = as_array(student.call("policy_loss", theta, records, method="ppo", clip=clip),
                           what=what, shape=())
         received = as_received(records)
-        expect_close(actual, exact.surrogate_loss(theta, received, "ppo", clip), what=what,
-                     models=models.loss_values(theta, received, "ppo", clip), explain=explain,
-                     **VALUE_TOL,
-                     see="build records whose ratios lie below, inside and above the band, with "
-                         "positive and negative returns, and compare your loss term by term.")
+        evidence.compare(actual, exact.surrogate_loss(theta, received, "ppo", clip), what=what,
+                         models=models.loss_values(theta, received, "ppo", clip), explain=explain,
+                         **VALUE_TOL,
+                         see="build records whose ratios lie below, inside and above the band, with "
+                             "positive and negative returns, and compare your loss term by term.")
+    evidence.conclude()
 
 
 @item(3, cell=CELL, title="clipped loss gradient away from the behaviour policy")
 def test_ppo_gradient(student, exact, models, explain, rng):
+    evidence = Evidence()
     for clip, theta, records in off_policy_cases(exact, rng):
         what = f"the gradient of policy_loss(method='ppo', clip={clip}) on {describe(records)}"
         _, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
                                          wrt="theta")
         grad = as_array(grad, what=what, shape=(3,))
         received = as_received(records)
-        expect_close(grad, exact.surrogate_gradient(theta, received, "ppo", clip), what=what,
-                     models=models.loss_gradients(theta, received, "ppo", clip), explain=explain,
-                     **GRAD_TOL,
-                     see="jax.grad(policy_loss)(theta, records) at a theta other than the one "
-                         "that collected the records; the clipped terms should contribute nothing.")
+        evidence.compare(grad, exact.surrogate_gradient(theta, received, "ppo", clip), what=what,
+                         models=models.loss_gradients(theta, received, "ppo", clip), explain=explain,
+                         **GRAD_TOL,
+                         see="jax.grad(policy_loss)(theta, records) at a theta other than the one "
+                             "that collected the records; the clipped terms should contribute nothing.")
+    evidence.conclude()
 
 
 @item(2, cell=CELL, title="clipping on both advantage signs")
@@ -131,6 +139,7 @@ def test_ppo_clip_both_signs(student, exact, models, explain):
     clip, t = 0.25, 0.4
     theta = np.array([0.0, t, 0.0], dtype=np.float32)
     logp = float(exact.log_pi(theta, np.array(1), np.array(1)))
+    values, gradients = Evidence(), Evidence()
     for advantage in (1.5, -0.5):
         for ratio in (0.5, 0.7, 1.0, 1.15, 1.6):
             records = as_sent(dict(
@@ -142,23 +151,38 @@ def test_ppo_clip_both_signs(student, exact, models, explain):
             what = f"policy_loss(method='ppo', clip={clip}) at ratio {ratio} with advantage {advantage}"
             value, grad = student.value_and_grad("policy_loss", theta, records, method="ppo",
                                                  clip=clip, wrt="theta")
-            expect_close(as_array(value, what=what, shape=()),
-                         exact.surrogate_loss(theta, received, "ppo", clip), what=what,
-                         models=models.loss_values(theta, received, "ppo", clip), explain=explain,
-                         **VALUE_TOL, see="tabulate min(r*A, clip(r)*A) for r in [0.5, 1, 1.6] and A = ±1.")
-            expect_close(as_array(grad, what=f"the gradient of {what}", shape=(3,)),
-                         exact.surrogate_gradient(theta, received, "ppo", clip),
-                         what=f"the gradient of {what}",
-                         models=models.loss_gradients(theta, received, "ppo", clip),
-                         explain=explain, **GRAD_TOL,
-                         see="the objective is flat only where the min picks the clipped term.")
+            values.compare(as_array(value, what=what, shape=()),
+                           exact.surrogate_loss(theta, received, "ppo", clip), what=what,
+                           models=models.loss_values(theta, received, "ppo", clip), explain=explain,
+                           **VALUE_TOL, see="tabulate min(r*A, clip(r)*A) for r in [0.5, 1, 1.6] and A = ±1.")
+            gradients.compare(as_array(grad, what=f"the gradient of {what}", shape=(3,)),
+                              exact.surrogate_gradient(theta, received, "ppo", clip),
+                              what=f"the gradient of {what}",
+                              models=models.loss_gradients(theta, received, "ppo", clip),
+                              explain=explain, **GRAD_TOL,
+                              see="the objective is flat only where the min picks the clipped term.")
+    values.conclude()
+    gradients.conclude()
 
 
 @item(2, cell=CELL, title="behaviour log-probabilities are frozen")
-def test_ppo_old_logp_frozen(student, exact, rng):
+def test_ppo_old_logp_frozen(student, exact, models, rng):
+    """No gradient may flow into old_logp, for a loss that is a clipped objective at all: the
+    value must be the right one or one of the known variants (a constant loss has no gradient
+    anywhere and earns nothing here)."""
     for clip, theta, records in off_policy_cases(exact, rng):
-        _, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
-                                         wrt=("records", "old_logp"))
+        value, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
+                                             wrt=("records", "old_logp"))
+        received = as_received(records)
+        value = as_array(value, what="policy_loss", shape=())
+        known = [exact.surrogate_loss(theta, received, "ppo", clip),
+                 *models.loss_values(theta, received, "ppo", clip).values()]
+        if not any(np.isclose(value, candidate, **VALUE_TOL) for candidate in known):
+            raise Failure("wrong_value",
+                          did=f"policy_loss(method='ppo', clip={clip}) gave {fmt(value)}, which is "
+                              "not a clipped objective of these records",
+                          should="this item checks the gradient into old_logp of a working loss; "
+                                 "fix the value items first")
         grad = as_array(grad, what="the gradient with respect to records['old_logp']",
                         shape=np.shape(records["old_logp"]))
         if np.any(grad != 0):
@@ -178,10 +202,12 @@ def test_ppo_equals_reinforce_at_ratio_one(student, exact, explain, rng):
     records = as_sent(exact.sample_episodes(theta, 7, 29, rng))
     received = as_received(records)
     expected = exact.surrogate_gradient(theta, received, "reinforce")
+    evidence = Evidence()
     for method in ("ppo", "reinforce"):
         what = f"the gradient of policy_loss(method='{method}') where theta collected the batch"
         _, grad = student.value_and_grad("policy_loss", theta, records, method=method, clip=0.15,
                                          wrt="theta")
-        expect_close(as_array(grad, what=what, shape=(3,)), expected, what=what,
-                     models={"loss_sign": -expected}, explain=explain, **GRAD_TOL,
-                     see="at theta == theta_old every ratio is 1, so both objectives have the same slope.")
+        evidence.compare(as_array(grad, what=what, shape=(3,)), expected, what=what,
+                         models={"loss_sign": -expected}, explain=explain, **GRAD_TOL,
+                         see="at theta == theta_old every ratio is 1, so both objectives have the same slope.")
+    evidence.conclude()

@@ -3,8 +3,8 @@
 A grader item is a plain pytest test marked with `@item(points=..., cell=...)`. It passes, or it
 raises `Failure(tag, did=..., should=..., see=...)`: the tag is a documented misconception and the
 three sentences tell the student what their code did, what it should do, and how to see it.
-Comparisons go through `expect_close`, which tries the known buggy variants (`models`) when the
-value is wrong, so the diagnosis is a measurement, not a guess.
+Comparisons go through `Evidence` (or `expect_close` for a single case), which tries the known
+buggy variants (`models`) when the value is wrong, so the diagnosis is a measurement, not a guess.
 
 Messages are written for students: they quote values, never grader source (pytest's own failure
 text, which shows the test's code, is never used).
@@ -51,7 +51,10 @@ class BadOutput(Failure):
 
 def _sentence(text: str) -> str:
     text = text.strip()
-    return text if not text or text.endswith((".", "!", "?")) else text + "."
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def fmt(value, digits: int = 6) -> str:
@@ -95,25 +98,49 @@ def close(actual, expected, *, rtol: float, atol: float) -> bool:
     return actual.shape == expected.shape and bool(np.allclose(actual, expected, rtol=rtol, atol=atol))
 
 
-def expect_close(actual, expected, *, what: str, rtol: float = 1e-4, atol: float = 1e-5,
-                 models=None, see: str = "", explain: dict | None = None) -> None:
-    """Pass if `actual` matches `expected`; otherwise fail with the misconception it matches.
+class Evidence:
+    """Comparisons gathered over all of an item's cases before a verdict, so that a diagnosis
+    rests on every case: a misconception is named only if its model matches the student's value
+    in each case that has one (a single coincidence, such as an all-zero answer matching a model
+    that is zero on one input, names nothing)."""
 
-    `models` maps a diagnosis tag to the value that misconception would produce on the same
-    input (a dict, or a list of (tag, value) pairs when one tag has several forms); the first
-    one that matches (and differs from the correct value) names the failure.
-    `explain` maps a tag to a sentence about what that bug does, used in the message.
-    """
-    if close(actual, expected, rtol=rtol, atol=atol):
-        return
-    tag = "wrong_value"
-    pairs = models.items() if isinstance(models, dict) else (models or ())
-    for candidate, model_value in pairs:
-        if close(actual, model_value, rtol=rtol, atol=atol) and not close(
-                model_value, expected, rtol=rtol, atol=atol):
-            tag = candidate
-            break
-    did = f"{what} gave {fmt(actual)}"
-    if tag != "wrong_value" and explain and tag in explain:
-        did += f", which is what {explain[tag]} gives"
-    raise Failure(tag, did=did, should=f"it should be {fmt(expected)}", see=see)
+    def __init__(self):
+        self._cases = []
+
+    def compare(self, actual, expected, *, what: str, rtol: float = 1e-4, atol: float = 1e-5,
+                models=None, see: str = "", explain: dict | None = None) -> bool:
+        """Record one case; True if it matched. `models`: a dict tag -> value, or a list of
+        (tag, value) pairs when one tag has several forms."""
+        pairs = list(models.items() if isinstance(models, dict) else (models or ()))
+        matching = {tag for tag, value in pairs if close(actual, value, rtol=rtol, atol=atol)}
+        distinct = {tag for tag, value in pairs if not close(value, expected, rtol=rtol, atol=atol)}
+        ok = close(actual, expected, rtol=rtol, atol=atol)
+        self._cases.append(dict(ok=ok, actual=actual, expected=expected, what=what, see=see,
+                                explain=explain or {}, tags=[tag for tag, _ in pairs],
+                                matching=matching, distinct=distinct))
+        return ok
+
+    def conclude(self) -> None:
+        """Pass if every case matched; otherwise raise a Failure about the first wrong case."""
+        failing = [case for case in self._cases if not case["ok"]]
+        if not failing:
+            return
+        first = failing[0]
+        tag = "wrong_value"
+        for candidate in dict.fromkeys(t for case in self._cases for t in case["tags"]):
+            relevant = [case for case in self._cases if candidate in case["tags"]]
+            if (candidate in first["distinct"] and candidate in first["matching"]
+                    and all(candidate in case["matching"] for case in relevant)):
+                tag = candidate
+                break
+        did = f"{first['what']} gave {fmt(first['actual'])}"
+        if tag != "wrong_value" and tag in first["explain"]:
+            did += f", which is what {first['explain'][tag]} gives"
+        raise Failure(tag, did=did, should=f"it should be {fmt(first['expected'])}", see=first["see"])
+
+
+def expect_close(actual, expected, **options) -> None:
+    """One comparison, concluded at once (see `Evidence` for items with several cases)."""
+    evidence = Evidence()
+    evidence.compare(actual, expected, **options)
+    evidence.conclude()

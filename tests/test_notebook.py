@@ -1,0 +1,73 @@
+"""Reading submissions: usable notebooks give their code cells; unusable ones give a reason."""
+import json
+
+import nbformat
+import pytest
+
+from rlcourse.notebook import NotebookProblem, load_submission
+
+
+def notebook_with(*cells):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = list(cells)
+    return notebook
+
+
+def code(source, **nbgrader):
+    cell = nbformat.v4.new_code_cell(source)
+    if nbgrader:
+        cell.metadata["nbgrader"] = dict(schema_version=3, **nbgrader)
+    return cell
+
+
+def write(tmp_path, notebook, name="ps1.ipynb"):
+    path = tmp_path / name
+    nbformat.write(notebook, path)
+    return path
+
+
+class TestUsableNotebooks:
+    def test_code_cells_are_listed_in_order_without_visible_tests(self, tmp_path):
+        path = write(tmp_path, notebook_with(
+            code("a = 1", grade_id="given", grade=False, solution=False, locked=True),
+            nbformat.v4.new_markdown_cell("text"),
+            code("def f(): pass", grade_id="f", grade=False, solution=True, locked=False),
+            code("assert f() is None", grade_id="test_f", grade=True, solution=False, locked=True, points=1),
+            code("print('extra cell a student added')")))
+        submission = load_submission(path)
+        assert [(c.index, c.grade_id) for c in submission.cells] == [(0, "given"), (2, "f"), (4, None)]
+
+    def test_lost_cells_are_a_warning_not_a_failure(self, tmp_path):
+        path = write(tmp_path, notebook_with(code("x = 1")))
+        submission = load_submission(path, expected_ids={"policy_loss", "exact_return"})
+        assert "exact_return, policy_loss" in submission.warnings[-1]
+        assert len(submission.cells) == 1
+
+    def test_another_kernel_name_is_still_graded(self, tmp_path):
+        notebook = notebook_with(code("x = 1"))
+        notebook.metadata["kernelspec"] = {"name": "my-env", "display_name": "Mine", "language": "python"}
+        assert len(load_submission(write(tmp_path, notebook)).cells) == 1
+
+    def test_the_hash_identifies_the_exact_bytes(self, tmp_path):
+        first = load_submission(write(tmp_path, notebook_with(code("x = 1")), "a.ipynb"))
+        second = load_submission(write(tmp_path, notebook_with(code("x = 2")), "b.ipynb"))
+        assert first.sha256 != second.sha256 and len(first.sha256) == 64
+
+
+class TestUnusableFiles:
+    @pytest.mark.parametrize("content, reason", [
+        (b"", "empty"),
+        (b'{"cells": [', "not valid JSON"),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+        (b"[1, 2, 3]", "not a Jupyter notebook"),
+        (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}}).encode(), "missing an expected key: cells"),
+    ])
+    def test_reason_is_given(self, tmp_path, content, reason):
+        path = tmp_path / "ps1.ipynb"
+        path.write_bytes(content)
+        with pytest.raises(NotebookProblem, match=reason):
+            load_submission(path)
+
+    def test_a_directory_is_not_a_notebook(self, tmp_path):
+        with pytest.raises(NotebookProblem, match="not a regular file"):
+            load_submission(tmp_path)

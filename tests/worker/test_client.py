@@ -1,0 +1,153 @@
+"""Workers: student code runs in its own limited process, and whatever it does, the grader's
+side gets an answer or a WorkerError, never a hang, a crash or a forged result."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher, wait_for_exit
+
+pytestmark = pytest.mark.slow
+
+FAST_LIMITS = Limits(call_seconds=5, cell_seconds=5, memory_bytes=2 << 30, file_bytes=1 << 20)
+
+
+@pytest.fixture(params=["spawn", "fork"])
+def launcher(request):
+    launcher = make_launcher(WorkerOptions("numpy", FAST_LIMITS), strategy=request.param)
+    yield launcher
+    launcher.close()
+
+
+@pytest.fixture
+def worker(launcher):
+    worker = launcher.launch()
+    yield worker
+    worker.kill()
+
+
+def run(worker, source, timeout=5):
+    return worker.request("run_cell", {"index": 0, "source": source}, timeout=timeout)
+
+
+def call(worker, function, *args, timeout=5, **kwargs):
+    return worker.request("call", {"function": function, "args": list(args), "kwargs": kwargs},
+                          timeout=timeout)["value"]
+
+
+class TestAnswers:
+    def test_cells_define_functions_that_calls_reach(self, worker):
+        run(worker, "import numpy as np\ndef double(x):\n    return 2 * x")
+        np.testing.assert_array_equal(call(worker, "double", np.arange(3)), [0, 2, 4])
+
+    def test_prints_and_raw_writes_to_stdout_never_reach_the_protocol(self, worker):
+        run(worker, "import os\nprint('{\"ok\": true}' * 1000)\nos.write(1, b'\\x00' * 100)\n"
+                    "def f():\n    print('noise')\n    return 7")
+        assert call(worker, "f") == 7
+        assert "noise" in worker.output_tail("stdout.txt")
+
+    def test_an_exception_names_its_type_and_cell_line(self, worker):
+        run(worker, "def f():\n    return 1 / 0")
+        with pytest.raises(WorkerError) as error:
+            call(worker, "f")
+        assert error.value.kind == "raised" and "ZeroDivisionError" in str(error.value)
+        assert error.value.where == "cell 0, line 2"
+
+    def test_a_missing_function_is_reported_as_missing(self, worker):
+        with pytest.raises(WorkerError) as error:
+            call(worker, "nowhere")
+        assert error.value.kind == "missing_name"
+
+    def test_not_implemented_is_its_own_kind(self, worker):
+        run(worker, "def f():\n    raise NotImplementedError()")
+        with pytest.raises(WorkerError) as error:
+            call(worker, "f")
+        assert error.value.kind == "not_implemented"
+
+    def test_an_unsendable_return_value_is_an_error_not_a_crash(self, worker):
+        run(worker, "def f():\n    return object()")
+        with pytest.raises(WorkerError) as error:
+            call(worker, "f")
+        assert error.value.kind == "raised" and worker.alive
+
+
+class TestHostileCode:
+    @pytest.mark.parametrize("source", ["import sys; sys.exit(0)", "raise SystemExit(1)", "exit()"])
+    def test_sys_exit_is_an_exception_of_that_request_and_the_worker_lives_on(self, worker, source):
+        with pytest.raises(WorkerError) as error:
+            run(worker, source)
+        assert error.value.kind == "raised" and "SystemExit" in str(error.value)
+        run(worker, "x = 1")
+
+    @pytest.mark.parametrize("source", [
+        "import os; os._exit(3)", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+    def test_leaving_the_process_is_a_crash_of_that_request(self, worker, source):
+        with pytest.raises(WorkerError) as error:
+            run(worker, source)
+        assert error.value.kind == "worker_crashed"
+        assert not worker.alive
+
+    def test_an_endless_loop_times_out_and_the_process_is_killed(self, worker):
+        started = time.monotonic()
+        with pytest.raises(WorkerError) as error:
+            run(worker, "while True:\n    pass", timeout=1)
+        assert error.value.kind == "timeout"
+        assert time.monotonic() - started < 3
+        assert wait_for_exit(worker.pid, 5)
+
+    def test_memory_beyond_the_limit_fails_inside_the_worker(self, worker):
+        with pytest.raises(WorkerError) as error:
+            run(worker, "block = bytearray(4 << 30)")
+        assert error.value.kind in ("raised", "worker_crashed")
+        assert "MemoryError" in str(error.value) or error.value.kind == "worker_crashed"
+
+    def test_a_file_beyond_the_size_limit_cannot_be_written(self, worker):
+        with pytest.raises(WorkerError) as error:
+            run(worker, "open('big.bin', 'wb').write(b'x' * (8 << 20))")
+        assert "File too large" in str(error.value) or "Errno 27" in str(error.value)
+
+    def test_a_forged_reply_on_the_protocol_socket_is_refused(self, worker):
+        source = (
+            "import os, socket, struct, json\n"
+            "for fd in map(int, os.listdir('/proc/self/fd')):\n"
+            "    try:\n"
+            "        s = socket.socket(fileno=os.dup(fd))\n"
+            "    except OSError:\n"
+            "        continue\n"
+            "    body = json.dumps({'id': 'forged', 'ok': True, 'result': 100}).encode()\n"
+            "    s.sendall(struct.pack('>Q', len(body)) + body)\n")
+        with pytest.raises(WorkerError) as error:
+            run(worker, source)
+        assert error.value.kind == "bad_reply"
+
+
+def test_forked_workers_share_no_state():
+    launcher = make_launcher(WorkerOptions("numpy", FAST_LIMITS), strategy="fork")
+    try:
+        first, second = launcher.launch(), launcher.launch()
+        run(first, "import numpy\nnumpy.secret = 42\nleaked = 1")
+        run(second, "import numpy\ndef peek():\n    return getattr(numpy, 'secret', None)")
+        assert call(second, "peek") is None
+        with pytest.raises(WorkerError):
+            call(second, "leaked")
+        assert first.pid != second.pid != os.getpid()
+        first.kill(), second.kill()
+    finally:
+        launcher.close()
+
+
+def test_jax_works_in_a_forked_worker():
+    """The template imports JAX before forking; the child must still compile and run."""
+    launcher = make_launcher(WorkerOptions("jax", Limits()), strategy="fork")
+    try:
+        for _ in range(2):
+            worker = launcher.launch()
+            run(worker, "import jax, jax.numpy as jnp\nf = jax.jit(lambda x: jnp.sum(x ** 2))", timeout=60)
+            reply = worker.request("call", {"function": "f", "args": [np.arange(3.0)], "kwargs": {},
+                                            "grad_wrt": ["x"]}, timeout=60)
+            assert float(reply["value"]) == 5.0
+            np.testing.assert_allclose(reply["grad"], [0.0, 2.0, 4.0])
+            worker.kill()
+    finally:
+        launcher.close()
