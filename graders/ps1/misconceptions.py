@@ -70,15 +70,14 @@ class Models:
             models["old_logp_not_frozen"] = self.exact.surrogate_gradient(theta, records, "reinforce")
         return models
 
-    def _finite_difference(self, theta, records, method, clip, bug, step=1e-6):
+    def _finite_difference(self, theta, records, method, clip, bug):
+        return self._finite_difference_of(
+            lambda t: self.loss(t, records, method, clip, bug), theta)
+
+    def _finite_difference_of(self, function, theta, step=1e-6):
         theta = np.asarray(theta, dtype=np.float64)
-        grad = np.zeros_like(theta)
-        for k in range(theta.size):
-            bump = np.zeros_like(theta)
-            bump[k] = step
-            grad[k] = (self.loss(theta + bump, records, method, clip, bug)
-                       - self.loss(theta - bump, records, method, clip, bug)) / (2 * step)
-        return grad
+        return np.array([(function(theta + step * e) - function(theta - step * e)) / (2 * step)
+                         for e in np.eye(theta.size)])
 
     # --- exact_return -------------------------------------------------------------------------
     def exact_return(self, theta, horizon) -> list:
@@ -86,6 +85,17 @@ class Models:
         models = [("dp_horizon_off_by_one", dp(theta, wrong)) for wrong in (horizon - 1, horizon + 1)
                   if wrong >= 0]
         models += [("dp_wrong_start_distribution", dp(theta, horizon, start_cells=cells))
+                   for cells in ((0,), (1,), (0, 1, 2), (0, 1, 2, 3))]
+        return models
+
+    def exact_return_gradients(self, theta, horizon) -> list:
+        """The gradients of the buggy evaluators (what jax.grad of a buggy exact_return gives)."""
+        dp = self.exact.dp_return
+        models = [("dp_horizon_off_by_one",
+                   self._finite_difference_of(lambda t, h=wrong: dp(t, h), theta))
+                  for wrong in (horizon - 1, horizon + 1) if wrong >= 0]
+        models += [("dp_wrong_start_distribution",
+                    self._finite_difference_of(lambda t, c=cells: dp(t, horizon, start_cells=c), theta))
                    for cells in ((0,), (1,), (0, 1, 2), (0, 1, 2, 3))]
         return models
 

@@ -37,7 +37,7 @@ def test_random_theta_horizons(student, exact, models, explain, rng):
 
 
 @item(1, cell=CELL, title="exact return is differentiable and its gradient is exact")
-def test_gradient(student, exact, rng):
+def test_gradient(student, exact, models, explain, rng):
     theta = rng.normal(0.0, 1.0, size=3)
     evidence = Evidence()
     for horizon in (3, 8):
@@ -45,7 +45,8 @@ def test_gradient(student, exact, rng):
         _, grad = student.value_and_grad("exact_return", theta.astype(np.float32), horizon=horizon,
                                          wrt="theta")
         evidence.compare(as_array(grad, what=what, shape=(3,)), exact.exact_gradient(theta, horizon),
-                         what=what, rtol=1e-3, atol=2e-5,
+                         what=what, rtol=1e-3, atol=2e-5, explain=explain,
+                         models=models.exact_return_gradients(theta, horizon),
                          see="write the DP with jax.numpy operations only (no Python floats from "
                              "float(...) or numpy), so jax.grad can follow it.")
     evidence.conclude()

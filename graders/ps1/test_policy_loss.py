@@ -197,7 +197,7 @@ def test_ppo_old_logp_frozen(student, exact, models, rng):
 
 
 @item(1, cell=CELL, title="at ratio 1 the clipped gradient is the REINFORCE gradient")
-def test_ppo_equals_reinforce_at_ratio_one(student, exact, explain, rng):
+def test_ppo_equals_reinforce_at_ratio_one(student, exact, models, explain, rng):
     theta = rng.normal(0.0, 0.8, size=3).astype(np.float32)
     records = as_sent(exact.sample_episodes(theta, 7, 29, rng))
     received = as_received(records)
@@ -208,6 +208,7 @@ def test_ppo_equals_reinforce_at_ratio_one(student, exact, explain, rng):
         _, grad = student.value_and_grad("policy_loss", theta, records, method=method, clip=0.15,
                                          wrt="theta")
         evidence.compare(as_array(grad, what=what, shape=(3,)), expected, what=what,
-                         models={"loss_sign": -expected}, explain=explain, **GRAD_TOL,
+                         models=models.loss_gradients(theta, received, method, 0.15),
+                         explain=explain, **GRAD_TOL,
                          see="at theta == theta_old every ratio is 1, so both objectives have the same slope.")
     evidence.conclude()

@@ -71,7 +71,9 @@ class Grader:
         try:
             submission = load_submission(path, expected_ids=self._expected_ids)
         except NotebookProblem as problem:
-            return self._unreadable(Path(path), str(problem))
+            report = self._unreadable(Path(path), str(problem))
+            report.timings = {"total": time.perf_counter() - started}
+            return report
         student = StudentCode(submission, self._launcher)
         try:
             items, internal = self._run_graders(student)

@@ -26,7 +26,7 @@ class ItemResult:
     def to_json(self) -> dict:
         return {"id": self.id, "score": self.score, "max_score": self.max_score,
                 "passed": self.passed, "message": self.message, "diagnosis": self.diagnosis,
-                "title": self.title, "cell": self.cell}
+                "title": self.title, "cell": self.cell, "seconds": round(self.seconds, 3)}
 
 
 @dataclasses.dataclass

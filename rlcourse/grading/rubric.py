@@ -53,7 +53,8 @@ def _sentence(text: str) -> str:
     text = text.strip()
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    if text.split()[0].isalpha():  # prose, not an identifier such as policy_loss(...)
+        text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
 
 

@@ -15,7 +15,10 @@ from rlcourse.worker.client import WorkerError
 
 
 class StudentCode:
-    MAX_STARTS = 3
+    MAX_STARTS = 12
+    """Fresh workers one submission may have. Each restart reruns the cells (a few seconds), so
+    the submission's total time (`submission_seconds`) is the real bound; this cap only stops a
+    notebook that takes every worker down from looping."""
 
     def __init__(self, submission: Submission, launcher, *, submission_seconds: float = 900.0):
         self.submission = submission
@@ -49,6 +52,8 @@ class StudentCode:
                                   where=error.where) from None
             if error.kind == "timeout":
                 raise WorkerError(error.kind, f"{function} did not return: {error}") from None
+            if error.kind == "worker_crashed":
+                raise WorkerError(error.kind, f"calling {function}: {error}") from None
             raise
         if not isinstance(reply, dict) or "value" not in reply or (
                 "grad_wrt" in arguments and "grad" not in reply):

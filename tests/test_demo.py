@@ -1,0 +1,43 @@
+"""The bundled demo class: up to date with the bank, and graded as its students deserve."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlcourse.demo import STUDENTS, built_demo, demo_notebooks
+
+RLCOURSE = str(Path(sys.executable).with_name("rlcourse"))
+
+
+def test_demo_notebooks_are_built_from_the_current_bank_and_release(course):
+    """Are the committed demo notebooks what `python -m rlcourse.demo --rebuild` writes?"""
+    paths = demo_notebooks(course)
+    for student, content in built_demo(course).items():
+        assert paths[student].read_bytes() == content, \
+            f"demo notebook of {student} is stale: run `python -m rlcourse.demo --rebuild`"
+
+
+def row_of(table: str, student: str) -> str:
+    """The text of one student's row in a rich table, across the lines it wraps onto."""
+    lines = table.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"│ {student} "))
+    end = start + 1
+    while end < len(lines) and lines[end].startswith("│  "):
+        end += 1
+    return " ".join(line.replace("│", " ") for line in lines[start:end])
+
+
+@pytest.mark.slow
+def test_make_demo_prints_every_student_with_failed_items_and_diagnoses(course):
+    result = subprocess.run([RLCOURSE, "demo"], cwd=course.root, capture_output=True, text=True,
+                            check=True, timeout=900)
+    summary = result.stdout[result.stdout.index("Scores"):]
+    for student in STUDENTS:
+        assert student in summary
+    assert "33 / 33" in summary                             # ada and grace
+    assert "clip_without_min" in summary                    # alan's bug, named
+    assert "unreadable_notebook" in summary                 # edsger's file
+    ken = row_of(summary, "ken")
+    assert "33 / 33" not in ken and "training_not_improving" in ken
+    assert "Traceback" not in result.stderr
