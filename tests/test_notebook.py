@@ -48,6 +48,21 @@ class TestUsableNotebooks:
         notebook.metadata["kernelspec"] = {"name": "my-env", "display_name": "Mine", "language": "python"}
         assert len(load_submission(write(tmp_path, notebook)).cells) == 1
 
+    def test_an_old_format_notebook_is_converted(self, tmp_path):
+        v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
+            {"cell_type": "code", "input": "x = 1", "language": "python", "outputs": [], "metadata": {}}]}]}
+        path = tmp_path / "old.ipynb"
+        path.write_text(json.dumps(v3))
+        assert [cell.source for cell in load_submission(path).cells] == ["x = 1"]
+
+    def test_malformed_cell_metadata_is_run_as_a_plain_cell(self, tmp_path):
+        notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+            {"cell_type": "code", "source": ["y = ", "2"], "metadata": "edited", "outputs": []}]}
+        path = tmp_path / "odd.ipynb"
+        path.write_text(json.dumps(notebook))
+        submission = load_submission(path)
+        assert submission.cells[0].source == "y = 2" and "malformed metadata" in submission.warnings[0]
+
     def test_the_hash_identifies_the_exact_bytes(self, tmp_path):
         first = load_submission(write(tmp_path, notebook_with(code("x = 1")), "a.ipynb"))
         second = load_submission(write(tmp_path, notebook_with(code("x = 2")), "b.ipynb"))
@@ -60,7 +75,7 @@ class TestUnusableFiles:
         (b'{"cells": [', "not valid JSON"),
         (b"\xff\xfe\x00garbage", "not UTF-8"),
         (b"[1, 2, 3]", "not a Jupyter notebook"),
-        (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}}).encode(), "missing an expected key: cells"),
+        (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}}).encode(), "it has no list of cells"),
     ])
     def test_reason_is_given(self, tmp_path, content, reason):
         path = tmp_path / "ps1.ipynb"

@@ -10,6 +10,12 @@ import numpy as np
 from rlcourse.grading.rubric import Evidence, Failure, as_array, fmt, item
 
 CELL = "test_policy_loss"
+# Every batch has one of two shapes, [4, 28] and [6, 93]: the number of distinct episodes of
+# horizons 4 and 6, so sampled and enumerated batches share them. Fewer distinct shapes mean
+# fewer XLA compilations in the student's process (each new shape compiles every primitive
+# again), which is most of the grading time; two non-square shapes still catch a hard-coded
+# horizon or batch size and a confusion of the time and batch axes.
+SHAPES = ((6, 93), (4, 28))
 VALUE_TOL = dict(rtol=2e-4, atol=2e-5)
 GRAD_TOL = dict(rtol=1e-3, atol=5e-5)
 
@@ -33,19 +39,26 @@ def as_received(records):
             for key, value in records.items()}
 
 
+# (clip, horizon, batch or None for every episode, theta_old, theta). In cell 0 the ratios of
+# both actions fall just outside the band of this clip but inside the default 0.2 band
+# (2 sigma(0.3) = 1.15 and 0.85 for clip 0.1; 2 sigma(0.5) = 1.24 and 0.76 for clip 0.3), so a
+# hard-coded clip changes the gradient too; cells 1 and 2 move far, so ratios leave the band
+# on both sides, for episodes with positive and with negative returns.
+OFF_POLICY = ((0.1, 6, 93, (0.0, 0.4, -0.3), (0.3, 1.3, -1.1)),
+              (0.3, 4, None, (0.0, -0.2, 0.5), (0.5, -1.2, 1.4)))
+
+
 def off_policy_cases(exact, rng):
-    """Batches collected by theta_old and evaluated at theta far enough away that ratios leave
-    the band on both sides, for episodes with positive and negative returns."""
+    """Batches collected by theta_old, evaluated at a theta far enough away that every
+    misconception of the clipped objective changes both its value and its gradient (checked by
+    tests/graders/test_ps1_inputs.py)."""
     cases = []
-    for clip, horizon, batch, shift in ((0.1, 6, 48, (0.9, -0.8, 0.6)),
-                                        (0.3, 4, None, (-0.7, 0.9, -1.0))):
-        theta_old = rng.normal(0.0, 0.5, size=3)
+    for clip, horizon, batch, theta_old, theta in OFF_POLICY:
         if batch is None:
-            records, _ = exact.enumerate_episodes(theta_old, horizon)
+            records, _ = exact.enumerate_episodes(np.array(theta_old), horizon)
         else:
-            records = exact.sample_episodes(theta_old, horizon, batch, rng)
-        sent = as_sent(records)
-        cases.append((clip, (theta_old + np.array(shift)).astype(np.float32), sent))
+            records = exact.sample_episodes(np.array(theta_old), horizon, batch, rng)
+        cases.append((clip, np.array(theta, dtype=np.float32), as_sent(records)))
     return cases
 
 
@@ -58,11 +71,11 @@ def describe(records, clip=None):
 @item(2, cell=CELL, title="REINFORCE loss value")
 def test_reinforce_value(student, exact, models, explain, rng):
     evidence = Evidence()
-    for horizon, batch in ((6, 37), (3, 5)):
+    for horizon, batch in SHAPES:
         theta = rng.normal(0.0, 0.8, size=3).astype(np.float32)
         records = as_sent(exact.sample_episodes(theta, horizon, batch, rng))
         what = f"policy_loss(theta, records, method='reinforce') on {describe(records)}"
-        actual = as_array(student.call("policy_loss", theta, records, method="reinforce"),
+        actual = as_array(student.call("policy_loss", theta, records, method="reinforce", compiled=True),
                           what=what, shape=())
         received = as_received(records)
         evidence.compare(actual, exact.surrogate_loss(theta, received, "reinforce"), what=what,
@@ -87,7 +100,8 @@ def test_reinforce_gradient_exact(student, exact, models, explain, rng):
         theta32 = theta.astype(np.float32)
         what = (f"minus the gradient of policy_loss(method='reinforce') over all {episodes} "
                 f"episodes of horizon {horizon}, weighted by their probability")
-        _, grad = student.value_and_grad("policy_loss", theta32, sent, method="reinforce", wrt="theta")
+        _, grad = student.value_and_grad("policy_loss", theta32, sent, method="reinforce",
+                                         wrt="theta", compiled=True)
         grad = as_array(grad, what="the gradient of policy_loss", shape=(3,))
         received = as_received(sent)
         candidates = [(tag, -value) for tag, value in
@@ -104,7 +118,7 @@ def test_ppo_value(student, exact, models, explain, rng):
     evidence = Evidence()
     for clip, theta, records in off_policy_cases(exact, rng):
         what = f"policy_loss(theta, records, method='ppo', clip={clip}) on {describe(records)}"
-        actual = as_array(student.call("policy_loss", theta, records, method="ppo", clip=clip),
+        actual = as_array(student.call("policy_loss", theta, records, method="ppo", clip=clip, compiled=True),
                           what=what, shape=())
         received = as_received(records)
         evidence.compare(actual, exact.surrogate_loss(theta, received, "ppo", clip), what=what,
@@ -121,7 +135,7 @@ def test_ppo_gradient(student, exact, models, explain, rng):
     for clip, theta, records in off_policy_cases(exact, rng):
         what = f"the gradient of policy_loss(method='ppo', clip={clip}) on {describe(records)}"
         _, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
-                                         wrt="theta")
+                                         wrt="theta", compiled=True)
         grad = as_array(grad, what=what, shape=(3,))
         received = as_received(records)
         evidence.compare(grad, exact.surrogate_gradient(theta, received, "ppo", clip), what=what,
@@ -150,7 +164,7 @@ def test_ppo_clip_both_signs(student, exact, models, explain):
             received = as_received(records)
             what = f"policy_loss(method='ppo', clip={clip}) at ratio {ratio} with advantage {advantage}"
             value, grad = student.value_and_grad("policy_loss", theta, records, method="ppo",
-                                                 clip=clip, wrt="theta")
+                                                 clip=clip, wrt="theta", compiled=True)
             values.compare(as_array(value, what=what, shape=()),
                            exact.surrogate_loss(theta, received, "ppo", clip), what=what,
                            models=models.loss_values(theta, received, "ppo", clip), explain=explain,
@@ -172,7 +186,7 @@ def test_ppo_old_logp_frozen(student, exact, models, rng):
     anywhere and earns nothing here)."""
     for clip, theta, records in off_policy_cases(exact, rng):
         value, grad = student.value_and_grad("policy_loss", theta, records, method="ppo", clip=clip,
-                                             wrt=("records", "old_logp"))
+                                             wrt=("records", "old_logp"), compiled=True)
         received = as_received(records)
         value = as_array(value, what="policy_loss", shape=())
         known = [exact.surrogate_loss(theta, received, "ppo", clip),
@@ -199,14 +213,14 @@ def test_ppo_old_logp_frozen(student, exact, models, rng):
 @item(1, cell=CELL, title="at ratio 1 the clipped gradient is the REINFORCE gradient")
 def test_ppo_equals_reinforce_at_ratio_one(student, exact, models, explain, rng):
     theta = rng.normal(0.0, 0.8, size=3).astype(np.float32)
-    records = as_sent(exact.sample_episodes(theta, 7, 29, rng))
+    records = as_sent(exact.sample_episodes(theta, *SHAPES[0], rng))
     received = as_received(records)
     expected = exact.surrogate_gradient(theta, received, "reinforce")
     evidence = Evidence()
     for method in ("ppo", "reinforce"):
         what = f"the gradient of policy_loss(method='{method}') where theta collected the batch"
         _, grad = student.value_and_grad("policy_loss", theta, records, method=method, clip=0.15,
-                                         wrt="theta")
+                                         wrt="theta", compiled=True)
         evidence.compare(as_array(grad, what=what, shape=(3,)), expected, what=what,
                          models=models.loss_gradients(theta, received, method, 0.15),
                          explain=explain, **GRAD_TOL,

@@ -3,7 +3,7 @@ import numpy as np
 
 from rlcourse.grading.rubric import Evidence, as_array, item
 
-SHAPES = [(1, 1), (5, 3), (11, 17)]
+SHAPES = [(1, 1), (4, 28), (6, 93)]  # the shapes policy_loss's items use too
 
 
 @item(2, cell="test_returns_to_go", title="reward-to-go on random batches")

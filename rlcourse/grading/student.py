@@ -32,15 +32,21 @@ class StudentCode:
         self._bad_cells: set[int] = set()
 
     # --- what graders call --------------------------------------------------------------------
-    def call(self, function: str, *args, **kwargs):
-        """Call `function(*args, **kwargs)` in the submission; returns plain numpy data."""
-        return self._call(function, dict(function=function, args=list(args), kwargs=kwargs))["value"]
+    def call(self, function: str, *args, compiled: bool = False, **kwargs):
+        """Call `function(*args, **kwargs)` in the submission; returns plain numpy data.
 
-    def value_and_grad(self, function: str, *args, wrt: str | tuple, **kwargs):
+        `compiled=True` asks the worker to compile the call once per signature (jax.jit), which
+        pays off for a function called many times with arrays of the same shapes; code that
+        cannot be compiled runs as written, so the result never depends on it.
+        """
+        return self._call(function, dict(function=function, args=list(args), kwargs=kwargs,
+                                         compiled=compiled))["value"]
+
+    def value_and_grad(self, function: str, *args, wrt: str | tuple, compiled: bool = False, **kwargs):
         """Value and gradient with respect to one argument (or a key inside a dict argument)."""
         path = [wrt] if isinstance(wrt, str) else list(wrt)
         reply = self._call(function, dict(function=function, args=list(args), kwargs=kwargs,
-                                          grad_wrt=path))
+                                          grad_wrt=path, compiled=compiled))
         return reply["value"], reply["grad"]
 
     def _call(self, function: str, arguments: dict) -> dict:

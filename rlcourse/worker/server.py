@@ -67,14 +67,24 @@ class Session:
         exec(code, self.namespace)  # noqa: S102 - running the submission is this process's job
         return None
 
-    def call(self, *, function: str, args: list, kwargs: dict, grad_wrt: list | None = None):
+    def call(self, *, function: str, args: list, kwargs: dict, grad_wrt: list | None = None,
+             compiled: bool = False):
         target = self._lookup_callable(function)
         args = [self.framework.to_native(value) for value in args]
         kwargs = {key: self.framework.to_native(value) for key, value in kwargs.items()}
-        value = target(*args, **kwargs)
+
+        def compute(args, kwargs):
+            value = target(*args, **kwargs)
+            grad = None if grad_wrt is None else self._gradient(target, args, kwargs, grad_wrt)
+            return value, grad
+
+        if compiled:
+            value, grad = self.framework.evaluate((function, tuple(grad_wrt or ())), compute, args, kwargs)
+        else:
+            value, grad = compute(args, kwargs)
         result = {"value": self.framework.to_plain(value)}
         if grad_wrt is not None:
-            result["grad"] = self.framework.to_plain(self._gradient(target, args, kwargs, grad_wrt))
+            result["grad"] = self.framework.to_plain(grad)
         return result
 
     def get(self, *, names: list):

@@ -1,0 +1,62 @@
+"""The grader-side vocabulary: values checked, misconceptions named only on consistent evidence."""
+import numpy as np
+import pytest
+
+from rlcourse.grading.rubric import BadOutput, Evidence, Failure, as_array, expect_close
+
+
+class TestAsArray:
+    def test_a_scalar_of_shape_one_is_accepted_as_a_scalar(self):
+        assert as_array(np.array([2.0]), what="loss", shape=()).shape == ()
+
+    @pytest.mark.parametrize("value, reason", [
+        (np.array([1.0, np.nan, 2.0]), "NaN or infinite"), (np.ones((2, 3)), "shape (2, 3)"),
+        ("text", "numeric array"), ({"a": 1}, "numeric array"), ([np.ones(2), np.ones(2)], "sequence of 2 arrays")])
+    def test_unusable_values_are_bad_output_with_a_reason(self, value, reason):
+        with pytest.raises(BadOutput, match=reason.replace("(", r"\(").replace(")", r"\)")) as error:
+            as_array(value, what="f", shape=(3,))
+        assert error.value.tag == "bad_output"
+
+
+class TestEvidence:
+    def test_matching_values_pass(self):
+        expect_close(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]), what="f")
+
+    def test_a_model_that_matches_every_case_names_the_failure(self):
+        evidence = Evidence()
+        for x in (1.0, 2.0, 3.0):
+            evidence.compare(-x, x, what=f"f({x})", models={"loss_sign": -x, "doubled": 2 * x},
+                             explain={"loss_sign": "the opposite sign"})
+        with pytest.raises(Failure) as error:
+            evidence.conclude()
+        assert error.value.tag == "loss_sign"
+        assert "f(1.0) gave -1, which is what the opposite sign gives" in error.value.message
+        assert "It should be 1" in error.value.message
+
+    def test_a_coincidence_in_one_case_names_nothing(self):
+        """An all-zero answer matches a model that happens to be zero on one input only."""
+        evidence = Evidence()
+        evidence.compare(0.0, 1.0, what="case 1", models={"clip_without_min": 0.0})
+        evidence.compare(0.0, 2.0, what="case 2", models={"clip_without_min": 0.5})
+        with pytest.raises(Failure) as error:
+            evidence.conclude()
+        assert error.value.tag == "wrong_value"
+
+    def test_a_model_equal_to_the_truth_is_never_the_diagnosis(self):
+        evidence = Evidence()
+        evidence.compare(5.0, 1.0, what="f", models={"harmless": 1.0, "real_bug": 5.0})
+        with pytest.raises(Failure) as error:
+            evidence.conclude()
+        assert error.value.tag == "real_bug"
+
+    def test_one_tag_may_have_several_forms(self):
+        evidence = Evidence()
+        evidence.compare(7.0, 1.0, what="f", models=[("off_by_one", 0.0), ("off_by_one", 7.0)])
+        with pytest.raises(Failure) as error:
+            evidence.conclude()
+        assert error.value.tag == "off_by_one"
+
+    def test_the_message_keeps_identifiers_as_written(self):
+        failure = Failure("wrong_value", did="policy_loss(theta) gave 1", should="it should be 2",
+                          see="print policy_loss(theta)")
+        assert failure.message == "policy_loss(theta) gave 1. It should be 2. To see it: Print policy_loss(theta)."
