@@ -26,9 +26,11 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow"
 
+ASSIGNMENTS := $(notdir $(wildcard source/ps*))
+
 # Regenerate release/ from source/ with nbgrader (commit the result).
 release: install
-	$(BIN)/nbgrader generate_assignment ps1 --force
+	for name in $(ASSIGNMENTS); do $(BIN)/nbgrader generate_assignment $$name --force || exit 1; done
 
 benchmark: install
 	$(BIN)/python benchmarks/grade_throughput.py

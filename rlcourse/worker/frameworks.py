@@ -22,7 +22,17 @@ class NumpyFramework:
         """Set process-wide options once the worker has started."""
 
     def to_native(self, value):
+        """Wire data (numpy arrays inside dicts and lists) as the framework's own arrays."""
+        if isinstance(value, np.ndarray):
+            return self.array_to_native(value)
+        if isinstance(value, dict):
+            return {key: self.to_native(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.to_native(item) for item in value]
         return value
+
+    def array_to_native(self, array: np.ndarray):
+        return array
 
     def to_plain(self, value):
         """Convert a framework value to numpy and plain Python; refuse opaque objects."""
@@ -68,16 +78,10 @@ class JaxFramework(NumpyFramework):
             jax.config.update("jax_persistent_cache_min_compile_time_secs",
                               0.0 if cache_writable else 1e9)
 
-    def to_native(self, value):
+    def array_to_native(self, array):
         import jax.numpy as jnp
 
-        if isinstance(value, np.ndarray):
-            return jnp.asarray(value)
-        if isinstance(value, dict):
-            return {key: self.to_native(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self.to_native(item) for item in value]
-        return value
+        return jnp.asarray(array)
 
     def array_to_plain(self, value):
         import jax
@@ -141,16 +145,10 @@ class TorchFramework(NumpyFramework):
     def preload(self):
         importlib.import_module("torch")
 
-    def to_native(self, value):
+    def array_to_native(self, array):
         import torch
 
-        if isinstance(value, np.ndarray):
-            return torch.from_numpy(value.copy())
-        if isinstance(value, dict):
-            return {key: self.to_native(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self.to_native(item) for item in value]
-        return value
+        return torch.from_numpy(array.copy())
 
     def array_to_plain(self, value):
         import torch

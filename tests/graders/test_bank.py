@@ -1,0 +1,68 @@
+"""The bank of every assignment: correct-but-different submissions get full marks; each buggy one
+loses exactly the items its bug affects, each with the bug's diagnosis tag."""
+from pathlib import Path
+
+import pytest
+
+from rlcourse.bank import build_submission, load_entries, reference_student
+from rlcourse.course import Course
+from rlcourse.grading.pipeline import Grader
+
+ROOT = Path(__file__).resolve().parents[2]
+COURSE = Course(ROOT)
+BANKS = {name: load_entries(ROOT / "tests" / "bank" / name) for name in COURSE.assignment_names()
+         if (ROOT / "tests" / "bank" / name).is_dir()}
+CASES = [(name, entry) for name, entries in BANKS.items() for entry in entries]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grades a whole bank in one batch (as `rlcourse grade` would) the first time it is asked."""
+    reports = {}
+
+    def report_for(name, entry_name):
+        if name not in reports:
+            assignment = COURSE.assignment(name)
+            folder = tmp_path_factory.mktemp(f"bank-{name}")
+            base = reference_student(assignment.source_notebook, assignment.release_notebook)
+            reports[name] = {}
+            with Grader(assignment) as grader:
+                for entry in BANKS[name]:
+                    path = folder / f"{entry.name}.ipynb"
+                    path.write_bytes(build_submission(entry, base))
+                    reports[name][entry.name] = grader.grade(path)
+        return reports[name][entry_name]
+
+    return report_for
+
+
+@pytest.mark.parametrize("name", sorted(BANKS))
+def test_bank_has_correct_and_buggy_entries(name):
+    """Is the bank two-sided: several correct variants beside the buggy ones?"""
+    entries = BANKS[name]
+    assert sum(entry.correct for entry in entries) >= 3
+    assert sum(not entry.correct for entry in entries) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(BANKS))
+def test_every_misconception_tag_has_a_buggy_entry(name):
+    """Does each documented misconception of the assignment have a submission that shows it?"""
+    from rlcourse.diagnoses import load_diagnoses
+
+    documented = {tag for tag, d in load_diagnoses(COURSE.assignment(name).grader_dir).items()
+                  if not d.generic}
+    shown = {tag for entry in BANKS[name] for tag in entry.loses.values()}
+    assert documented <= shown, sorted(documented - shown)
+
+
+@pytest.mark.parametrize("name, entry", CASES, ids=[f"{n}/{e.name}" for n, e in CASES])
+def test_entry_gets_the_expected_grade(name, entry, graded):
+    report = graded(name, entry.name)
+    lost = {item.id: item.diagnosis for item in report.items if not item.passed}
+    details = {item.id: item.message for item in report.items if not item.passed}
+    assert lost == entry.loses, details
+    for item in report.items:
+        assert item.score == (item.max_score if item.passed else 0)
+        assert (item.diagnosis is None) == item.passed
