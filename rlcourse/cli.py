@@ -24,6 +24,40 @@ def _grade(options) -> int:
     return 0
 
 
+def _class_dir(options):
+    from rlcourse.autograde import ClassDirectory
+
+    return ClassDirectory((options.course_dir or Course.find().root).resolve())
+
+
+def _autograde(options) -> int:
+    from rlcourse.autograde import autograde
+    from rlcourse.render import print_summary
+    from rlcourse.reporting import write_class_outputs
+
+    assignment = Course.find().assignment(options.assignment)
+    class_dir = _class_dir(options)
+    outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
+                         force=options.force, strategy=options.strategy)
+    print_summary([(outcome.student, outcome.report) for outcome in outcomes])
+    written = write_class_outputs(assignment, class_dir)
+    counts = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
+    for label, path in written.items():
+        print(f"{label}: {path}")
+    return 0
+
+
+def _export(options) -> int:
+    from rlcourse.export import export
+
+    assignment = Course.find().assignment(options.assignment)
+    print(export(assignment, class_dir=_class_dir(options), format=options.format))
+    return 0
+
+
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
@@ -42,10 +76,28 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print one JSON object (a list for several notebooks) instead of tables")
     grade.set_defaults(run=_grade)
 
-    demo = commands.add_parser("demo", help="grade the bundled demo submissions and print a table")
+    autograde = commands.add_parser(
+        "autograde", help="grade submitted/<student>/<assignment>/ into nbgrader's gradebook")
+    autograde.add_argument("assignment")
+    autograde.add_argument("--student", action="append", metavar="ID",
+                           help="grade only this student (repeatable)")
+    autograde.add_argument("--force", action="store_true",
+                           help="grade again even submissions already graded and unchanged")
+    autograde.set_defaults(run=_autograde)
+
+    export = commands.add_parser("export", help="export grades for Gradescope or an LMS")
+    export.add_argument("assignment")
+    export.add_argument("--format", choices=("gradescope", "csv"), required=True)
+    export.set_defaults(run=_export)
+
+    for sub in (autograde, export):
+        sub.add_argument("--course-dir", type=Path,
+                         help="the class's nbgrader course directory (default: this course)")
+
+    demo = commands.add_parser("demo", help="autograde the bundled demo class and show every output")
     demo.set_defaults(run=_demo)
 
-    for sub in (grade, demo):
+    for sub in (grade, autograde, demo):
         sub.add_argument("--strategy", choices=("fork", "spawn"), default="fork",
                          help="start workers by forking a warm template (default) or afresh")
     return parser

@@ -1,4 +1,4 @@
-"""The bundled demo: a small class of ps1 submissions, graded and tabulated.
+"""The bundled demo: a small class of ps1 submissions, autograded end to end.
 
 The demo notebooks live in `demo/submitted/<student>/ps1/ps1.ipynb` (nbgrader's layout). They
 are built from entries of the test bank, so each demo student is also a tested case:
@@ -54,29 +54,36 @@ def rebuild(course: Course) -> None:
 
 
 def run_demo(course: Course, *, strategy: str = "fork") -> int:
-    from rlcourse.grading.pipeline import Grader
+    """The whole path on the demo class (`demo/`, an nbgrader course directory of its own):
+    autograde into its gradebook, feedback pages, the TA report and both exports."""
+    from rlcourse.autograde import ClassDirectory, autograde
+    from rlcourse.export import export
     from rlcourse.render import print_report, print_summary
+    from rlcourse.reporting import write_class_outputs
 
     assignment = course.assignment(ASSIGNMENT)
-    notebooks = demo_notebooks(course)
-    print(f"Grading {len(notebooks)} demo submissions of {ASSIGNMENT} from {demo_dir(course)} ...",
+    class_dir = ClassDirectory(demo_dir(course).parent)
+    print(f"Autograding the demo class {class_dir.root} ({len(STUDENTS)} students, {ASSIGNMENT}) ...",
           file=sys.stderr)
-    rows = []
     started = time.perf_counter()
-    with Grader(assignment, strategy=strategy) as grader:
-        for student, path in notebooks.items():
-            report = grader.grade(path)
-            rows.append((student, report))
-            print(f"  {student:8s} {report.score:5g} / {report.max_score:g}  "
-                  f"({report.timings.get('total', 0):.1f} s)", file=sys.stderr)
+    outcomes = autograde(assignment, class_dir=class_dir, strategy=strategy)
     elapsed = time.perf_counter() - started
-    for student, report in rows:
-        if report.failed():
-            print(f"\n{student}:")
-            print_report(report, diagnoses_dir=assignment.grader_dir)
-    print_summary(rows)
-    print(f"{len(rows)} submissions graded in {elapsed:.1f} s "
-          f"({elapsed / len(rows):.1f} s each, isolation: {rows[0][1].isolation}).")
+    diagnoses_dir = assignment.grader_dir
+    for outcome in outcomes:
+        if outcome.report.failed():
+            print(f"\n{outcome.student}:")
+            print_report(outcome.report, diagnoses_dir=diagnoses_dir)
+    print_summary([(outcome.student, outcome.report) for outcome in outcomes])
+    statuses = ", ".join(f"{outcome.student} {outcome.status}" for outcome in outcomes)
+    print(f"{len(outcomes)} submissions in {elapsed:.1f} s ({statuses}).")
+    written = write_class_outputs(assignment, class_dir)
+    written["Gradescope results"] = export(assignment, class_dir=class_dir, format="gradescope")
+    written["LMS CSV"] = export(assignment, class_dir=class_dir, format="csv")
+    print("\nWhere everything is:")
+    for label, path in written.items():
+        print(f"  {label:20s} {path}")
+    print(f"  {'one feedback page':20s} {class_dir.feedback / 'alan' / ASSIGNMENT / 'ps1.html'}")
+    print(f"  (nbgrader sees it too: cd {class_dir.root} && nbgrader export)")
     return 0
 
 

@@ -47,6 +47,13 @@ def print_summary(rows: list[tuple[str, Report]], *, console: Console | None = N
     table.add_column("score", justify="right")
     table.add_column("failed items (diagnosis)", overflow="fold", max_width=100)
     for student, report in rows:
-        failed = ", ".join(f"{item.id} ({item.diagnosis})" for item in report.failed())
-        table.add_row(student, f"{report.score:g} / {report.max_score:g}", failed or "—")
+        failed = report.failed()
+        tags = {item.diagnosis for item in failed}
+        if len(failed) == len(report.items) > 1 and len(tags) == 1:
+            text = f"every item ({tags.pop()})"
+        else:
+            text = ", ".join(f"{item.id} ({item.diagnosis})" for item in failed)
+        if not report.items:
+            text = "not graded: " + "; ".join(report.errors)
+        table.add_row(student, f"{report.score:g} / {report.max_score:g}", text or "—")
     console.print(table)

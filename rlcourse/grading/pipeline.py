@@ -72,17 +72,18 @@ class Grader:
         try:
             submission = load_submission(path, expected_ids=self._expected_ids)
         except NotebookProblem as problem:
-            report = self._unreadable(Path(path), str(problem))
+            report = self.unreadable(str(problem), notebook=Path(path).name, path=Path(path))
             report.timings = {"total": time.perf_counter() - started}
             return report
         student = StudentCode(submission, self._launcher)
         try:
             items, internal = self._run_graders(student)
+            artifacts = self._collect_artifacts(student)
         finally:
             student.close()
         report = Report(self.assignment.name, Path(path).name, items,
                         errors=list(submission.warnings) + student.cell_errors,
-                        sha256=submission.sha256, isolation=self.isolation)
+                        sha256=submission.sha256, isolation=self.isolation, artifacts=artifacts)
         for problem in internal:
             self.log(f"[{Path(path).name}] grader problem: {problem}")
         report.timings = dict(student.timings, total=time.perf_counter() - started)
@@ -105,6 +106,22 @@ class Grader:
                                "\n".join(plugin.collection_errors))
         return plugin.results, problems
 
+    def _collect_artifacts(self, student: StudentCode) -> dict:
+        """Data for the feedback page's figures, from `graders/<assignment>/feedback.py`'s
+        `collect(student)` if the assignment has one. Never costs a grade: any failure here
+        (the student's code raising, a crashed worker) just leaves the figures out."""
+        module = assignment_feedback(self.assignment)
+        if module is None or not hasattr(module, "collect"):
+            return {}
+        started = time.perf_counter()
+        try:
+            artifacts = module.collect(student)
+        except Exception as error:  # noqa: BLE001 - student failures and grader bugs alike
+            self.log(f"feedback data not collected: {type(error).__name__}: {error}")
+            artifacts = {}
+        student.timings["feedback_data"] = time.perf_counter() - started
+        return artifacts if isinstance(artifacts, dict) else {}
+
     def _pytest_ini(self) -> Path:
         path = self.assignment.course.cache_dir / "grader-pytest.ini"
         if not path.exists():
@@ -126,16 +143,16 @@ class Grader:
             self._catalogue = collector.items
         return [ItemResult(**vars(entry)) for entry in self._catalogue]
 
-    def _unreadable(self, path: Path, reason: str) -> Report:
+    def unreadable(self, reason: str, *, notebook: str, path: Path | None = None) -> Report:
+        """A report for a submission that cannot be graded: every item 0, with the reason."""
         items = self.catalogue()
         for entry in items:
             entry.diagnosis = "unreadable_notebook"
             entry.message = reason
-        try:
+        digest = None
+        if path is not None and path.is_file() and not path.is_symlink():
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            digest = None
-        return Report(self.assignment.name, path.name, items, errors=[reason], sha256=digest,
+        return Report(self.assignment.name, notebook, items, errors=[reason], sha256=digest,
                       isolation=self.isolation)
 
     def _release_cells(self) -> tuple[list[str], set[str]]:
@@ -197,10 +214,21 @@ class Grader:
                  f"{time.perf_counter() - started:.1f} s")
 
 
+def assignment_feedback(assignment: Assignment):
+    """The assignment's optional `graders/<name>/feedback.py` (figures for feedback pages)."""
+    path = assignment.grader_dir / "feedback.py"
+    if not path.is_file():
+        return None
+    from rlcourse.solutions import load_course_module
+
+    return load_course_module(path, f"rlcourse_graders.{assignment.name}.feedback")
+
+
 class _Collector:
     def __init__(self):
         self.items: list[ItemResult] = []
 
+    @pytest.hookimpl(trylast=True)  # after GradingPlugin has put the items in notebook order
     def pytest_collection_modifyitems(self, items):
         from rlcourse.grading.plugin import item_id
 

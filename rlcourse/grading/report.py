@@ -38,6 +38,8 @@ class Report:
     sha256: str | None = None
     isolation: str = "rlimits"
     timings: dict = dataclasses.field(default_factory=dict)
+    artifacts: dict = dataclasses.field(default_factory=dict)
+    """Plain data for the feedback page's figures (see graders/<assignment>/feedback.py)."""
 
     @property
     def score(self) -> float:
@@ -54,7 +56,21 @@ class Report:
         return {"assignment": self.assignment, "score": self.score, "max_score": self.max_score,
                 "items": [item.to_json() for item in self.items], "errors": list(self.errors),
                 "notebook": self.notebook, "sha256": self.sha256, "isolation": self.isolation,
-                "timings": {key: round(value, 3) for key, value in self.timings.items()}}
+                "timings": {key: round(value, 3) for key, value in self.timings.items()},
+                "artifacts": self.artifacts}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Report":
+        """Rebuild a report saved with `to_json` (the autograde ledger keeps them)."""
+        items = [ItemResult(id=item["id"], max_score=item["max_score"], score=item["score"],
+                            passed=item["passed"], message=item["message"],
+                            diagnosis=item["diagnosis"], title=item.get("title", ""),
+                            cell=item.get("cell"), seconds=item.get("seconds", 0.0))
+                 for item in data["items"]]
+        return cls(data["assignment"], data.get("notebook", ""), items,
+                   errors=list(data.get("errors", [])), sha256=data.get("sha256"),
+                   isolation=data.get("isolation", "rlimits"), timings=dict(data.get("timings", {})),
+                   artifacts=dict(data.get("artifacts", {})))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2)

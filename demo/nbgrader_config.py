@@ -1,0 +1,8 @@
+"""The demo class: an nbgrader course directory of its own, graded with the main course's
+assignments (`make demo` runs `rlcourse autograde` on it). Try `nbgrader export` here."""
+import os
+
+c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
+
+c.CourseDirectory.course_id = "rlcourse-demo"
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))

@@ -1,0 +1,185 @@
+"""Figures for ps1's feedback pages: what the student's code does, next to what it should do.
+
+`collect(student)` runs in the grader process while the student's worker is alive and returns
+plain JSON data (lists of floats), which the report keeps as `artifacts`; `figures(artifacts)`
+draws them later, in any process, without the student's code. Each part of `collect` is on its
+own: a part whose student call fails is left out and the others are still collected.
+
+Only the student's own outputs and textbook curves are stored: the inputs are one-step episodes
+at ratios on a plain grid, which give no hidden item's answers away.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+CLIP = 0.2
+# 29 ratios from 0.31 to 1.69: none falls exactly on a band edge (0.8 or 1.2), where the
+# clipped objective has a kink and float32 rounding decides which branch the min takes.
+RATIOS = np.linspace(0.31, 1.69, 29)
+ADVANTAGES = (1.0, -1.0)
+THETA = np.array([0.0, 0.4, 0.0], dtype=np.float32)
+UNIFORM_RETURN = 0.466875
+BEST_RETURN = 0.985
+MAX_HISTORY = 10_000
+REFERENCE_CURVES = Path(__file__).with_name("reference_curves.json")
+
+
+# --- collect (grader process, student worker alive) --------------------------------------------
+def collect(student) -> dict:
+    artifacts = {}
+    for name, part in (("clip_objective", _clip_objective), ("training", _training_curves)):
+        try:
+            data = part(student)
+        except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
+            continue
+        if data:
+            artifacts[name] = data
+    return artifacts
+
+
+def _one_step_records(advantage: float, ratio: float, logp: float) -> dict:
+    """One one-step episode with the chosen ratio, built as test_ppo_clip_both_signs builds them
+    (float32, int32 and bool, as the notebook's rollout produces)."""
+    return {"observation": np.array([[1]], dtype=np.int32),
+            "action": np.array([[1]], dtype=np.int32),
+            "reward": np.array([[advantage]], dtype=np.float32),
+            "active": np.array([[True]]),
+            "terminated": np.array([[True]]),
+            "truncated": np.array([[False]]),
+            "old_logp": np.array([[logp - math.log(ratio)]], dtype=np.float32)}
+
+
+def _clip_objective(student) -> dict:
+    """The student's per-sample objective (minus the loss) at each ratio, for A = +1 and -1.
+    A sign whose first call fails is dropped at once, so a missing or hanging policy_loss costs
+    one call per sign, not one per ratio."""
+    logp = -float(np.logaddexp(0.0, -float(THETA[1])))  # log pi(right | cell 1)
+    curves = {}
+    for advantage in ADVANTAGES:
+        values = []
+        for ratio in RATIOS:
+            records = _one_step_records(advantage, float(ratio), logp)
+            loss = student.call("policy_loss", THETA, records, method="ppo", clip=CLIP,
+                                compiled=True)
+            value = _finite_float(loss)
+            values.append(None if value is None else -value)
+        if any(value is not None for value in values):
+            curves[_sign_key(advantage)] = values
+    if not curves:
+        return {}
+    return {"clip": CLIP, "ratios": [float(r) for r in RATIOS], "student": curves}
+
+
+def _training_curves(student) -> dict:
+    values = student.get("history_pg", "history_ppo")
+    curves = {}
+    for key, name in (("reinforce", "history_pg"), ("ppo", "history_ppo")):
+        try:
+            history = np.asarray(values[name], dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            continue
+        if 0 < history.size <= MAX_HISTORY:
+            curves[key] = [float(v) if math.isfinite(v) else None for v in history]
+    return curves
+
+
+def _finite_float(value) -> float | None:
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if array.size != 1 or not np.isfinite(array).all():
+        return None
+    return float(array.reshape(()))
+
+
+def _sign_key(advantage: float) -> str:
+    return "positive" if advantage > 0 else "negative"
+
+
+# --- figures (any process, from stored artifacts) -----------------------------------------------
+def figures(artifacts: dict) -> list:
+    """[(title, matplotlib Figure)] for the parts present and well-formed in `artifacts`."""
+    out = []
+    for key, draw in (("clip_objective", _draw_clip_objective), ("training", _draw_training)):
+        data = artifacts.get(key) if isinstance(artifacts, dict) else None
+        if not data or not isinstance(data, dict):
+            continue
+        try:
+            out.append(draw(data))
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+            continue  # artifacts from an older or damaged ledger: leave this figure out
+    return out
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _series(values) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+
+def _draw_clip_objective(data: dict):
+    clip = float(data["clip"])
+    ratios = np.asarray(data["ratios"], dtype=np.float64)
+    fine = np.linspace(ratios.min(), ratios.max(), 400)
+    figure = _figure(10, 4.4)
+    axes = figure.subplots(1, 2, sharey=True)
+    for ax, advantage in zip(axes, ADVANTAGES):
+        correct = np.minimum(fine * advantage, np.clip(fine, 1 - clip, 1 + clip) * advantage)
+        ax.axvspan(1 - clip, 1 + clip, color="#dbe9f6", label=f"band 1 ± {clip:g}")
+        ax.plot(fine, correct, color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
+        student = data["student"].get(_sign_key(advantage))
+        if student is not None:
+            values = _series(student)
+            if values.shape != ratios.shape:
+                raise ValueError("ratios and values differ in length")
+            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2,
+                    label="your policy_loss (minus)")
+        else:
+            ax.text(0.5, 0.5, "your policy_loss gave no value here", transform=ax.transAxes,
+                    ha="center", color="#9b2c2c")
+        ax.set_title(f"advantage A = {advantage:+g}")
+        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("per-sample objective (minus the loss)")
+    # One legend below both panels: inside, it would hide the curves it explains.
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
+                  frameon=False)
+    return "Your clipped objective against the correct one", figure
+
+
+def _draw_training(data: dict):
+    reference = json.loads(REFERENCE_CURVES.read_text())
+    figure = _figure(10, 4.2)
+    ax = figure.subplots()
+    styles = {"reinforce": ("REINFORCE", "#2b6cb0"), "ppo": ("clipped surrogate (PPO)", "#dd6b20")}
+    for key, (label, colour) in styles.items():
+        ax.plot(np.arange(len(reference[key])), reference[key], color=colour, alpha=0.45,
+                linewidth=4, label=f"reference {label}")
+        if data.get(key) is not None:
+            values = _series(data[key])
+            ax.plot(np.arange(values.size), values, color=colour, linewidth=1.6,
+                    label=f"your {label}")
+    ax.axhline(BEST_RETURN, color="#4a5568", linestyle="--", linewidth=1,
+               label=f"always right ({BEST_RETURN})")
+    ax.axhline(UNIFORM_RETURN, color="#a0aec0", linestyle=":", linewidth=1.2,
+               label=f"uniform policy ({UNIFORM_RETURN})")
+    ax.set_xlabel("update")
+    ax.set_ylabel("exact expected return")
+    ax.grid(alpha=0.3)
+    # Outside the axes: a student's curve may go anywhere inside them.
+    figure.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize=8,
+                  frameon=False)
+    return "Exact return of your trained policy (seed 0) against the reference", figure
