@@ -12,6 +12,8 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
+	@command -v bwrap >/dev/null || (apt-get update -qq && apt-get install -y -qq bubblewrap) \
+		|| echo "bubblewrap could not be installed: workers will run with resource limits only"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
 	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable .

@@ -251,8 +251,8 @@ def class_lock(class_dir: ClassDirectory, log):
 
 
 def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: list[str] | None = None,
-              force: bool = False, strategy: str = "fork", progress: bool = True,
-              log=None) -> list[Outcome]:
+              force: bool = False, strategy: str = "fork", isolation: str | None = None,
+              progress: bool = True, log=None) -> list[Outcome]:
     """Grade every submission of `assignment` in `class_dir` into its gradebook."""
     from rlcourse.grading.pipeline import Grader
 
@@ -278,7 +278,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
                         status = "unchanged" if saved.get("recorded") else "re-recorded"
                     else:
                         if grader is None:
-                            grader = Grader(assignment, strategy=strategy, log=log)
+                            grader = Grader(assignment, strategy=strategy, isolation=isolation, log=log)
                         report = _grade(grader, entry)
                         write_ledger(class_dir, assignment, entry.student, key=key, report=report,
                                      recorded=False)

@@ -14,7 +14,8 @@ def _grade(options) -> int:
     from rlcourse.render import print_report
 
     assignment = Course.find().assignment(options.assignment)
-    reports = grade_notebooks(assignment, options.paths, strategy=options.strategy)
+    reports = grade_notebooks(assignment, options.paths, strategy=options.strategy,
+                              isolation=options.isolation)
     if options.json:
         payload = [report.to_json() for report in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
@@ -38,7 +39,7 @@ def _autograde(options) -> int:
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
     outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
-                         force=options.force, strategy=options.strategy)
+                         force=options.force, strategy=options.strategy, isolation=options.isolation)
     print_summary([(outcome.student, outcome.report) for outcome in outcomes])
     written = write_class_outputs(assignment, class_dir)
     counts = {}
@@ -61,7 +62,17 @@ def _export(options) -> int:
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
-    return run_demo(Course.find(), strategy=options.strategy)
+    return run_demo(Course.find(), strategy=options.strategy, isolation=options.isolation)
+
+
+def _doctor(options) -> int:
+    from rlcourse.worker.sandbox import bwrap_status, choose_isolation
+
+    available, reason = bwrap_status()
+    level, why = choose_isolation(options.isolation)
+    print(f"bubblewrap: {'available' if available else 'not available'} ({reason})")
+    print(f"isolation in force: {level} ({why})")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,9 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="autograde the bundled demo class and show every output")
     demo.set_defaults(run=_demo)
 
+    doctor = commands.add_parser("doctor", help="say which isolation level grading would use, and why")
+    doctor.set_defaults(run=_doctor)
+
     for sub in (grade, autograde, demo):
         sub.add_argument("--strategy", choices=("fork", "spawn"), default="fork",
                          help="start workers by forking a warm template (default) or afresh")
+    for sub in (grade, autograde, demo, doctor):
+        sub.add_argument("--isolation", choices=("auto", "bwrap", "rlimits"), default=None,
+                         help="bwrap sandbox, plain resource limits, or the best available "
+                              "(default; also $RLCOURSE_ISOLATION)")
     return parser
 
 

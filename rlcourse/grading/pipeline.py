@@ -33,13 +33,14 @@ from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
 from rlcourse.notebook import NotebookProblem, is_visible_test_cell, load_submission
 from rlcourse.worker.client import WorkerOptions, make_launcher
+from rlcourse.worker.sandbox import choose_isolation
 
 
 class Grader:
     """Grades submissions of one assignment; reuse it for a batch so fixed costs are paid once."""
 
     def __init__(self, assignment: Assignment, *, strategy: str = "fork", warm_cache: bool = True,
-                 log=None):
+                 isolation: str | None = None, log=None):
         self.assignment = assignment
         self.strategy = strategy
         self.log = log or (lambda message: print(message, file=sys.stderr))
@@ -47,8 +48,13 @@ class Grader:
         self._catalogue = None
         self._cell_order, self._expected_ids = self._release_cells()
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
+        self._isolation_request = isolation
+        level, why = choose_isolation(isolation)
+        if level != "bwrap":
+            self.log(f"isolation: {why}")
         self._launcher = make_launcher(
-            WorkerOptions(assignment.framework, assignment.limits, compile_cache=self._cache_dir),
+            WorkerOptions(assignment.framework, assignment.limits, compile_cache=self._cache_dir,
+                          isolation=level),
             strategy=strategy)
         if warm_cache and self._cache_dir:
             self._warm_compile_cache()
@@ -193,7 +199,8 @@ class Grader:
             return
         started = time.perf_counter()
         writer = make_launcher(WorkerOptions(self.assignment.framework, self.assignment.limits,
-                                             compile_cache=self._cache_dir, cache_writable=True),
+                                             compile_cache=self._cache_dir, cache_writable=True,
+                                             isolation=self._launcher.isolation),
                                strategy=self.strategy)
         try:
             submission = load_submission(source)
@@ -242,10 +249,10 @@ class _Collector:
 
 
 def grade_notebooks(assignment: Assignment, paths, *, strategy: str = "fork", warm_cache: bool = True,
-                    on_report=None) -> list[Report]:
+                    isolation: str | None = None, on_report=None) -> list[Report]:
     """Grade several notebooks of one assignment, one fresh worker each."""
     reports = []
-    with Grader(assignment, strategy=strategy, warm_cache=warm_cache) as grader:
+    with Grader(assignment, strategy=strategy, warm_cache=warm_cache, isolation=isolation) as grader:
         for path in paths:
             report = grader.grade(Path(path))
             reports.append(report)

@@ -17,6 +17,7 @@ import dataclasses
 import os
 import resource
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 from rlcourse.worker import protocol
+from rlcourse.worker.sandbox import bwrap_command, choose_isolation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,12 +74,14 @@ class WorkerError(Exception):
 class Worker:
     """One live worker process. Every failure surfaces as a WorkerError, never a hang or a crash."""
 
-    def __init__(self, sock: socket.socket, pid: int, scratch: Path, limits: Limits, reap=None):
+    def __init__(self, sock: socket.socket, pid: int, scratch: Path, limits: Limits, reap=None,
+                 killer=None):
         self._sock = sock
         self.pid = pid
         self.scratch = scratch
         self.limits = limits
         self._reap = reap
+        self._killer = killer
         self.alive = True
 
     def request(self, op: str, arguments: dict, *, timeout: float):
@@ -93,8 +97,9 @@ class Worker:
             self.kill()
             raise WorkerError("timeout", f"no answer within {timeout:g} s; the worker was stopped")
         except (protocol.WorkerGone, BrokenPipeError, ConnectionResetError):
+            notice = self._death_notice()  # before kill(), which would overwrite the exit status
             self.kill()
-            raise WorkerError("worker_crashed", self._death_notice()) from None
+            raise WorkerError("worker_crashed", notice) from None
         except protocol.ProtocolError as error:
             self.kill()
             raise WorkerError("bad_reply", f"the worker sent a malformed reply ({error})") from None
@@ -145,19 +150,24 @@ class Worker:
     def kill(self) -> None:
         if self.alive:
             self.alive = False
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            if self._killer:
+                self._killer(self.pid)
+            else:
+                kill_process_group(self.pid)
             if self._reap:
                 self._reap()
         self._sock.close()
 
     close = kill
+
+
+def kill_process_group(pid: int) -> None:
+    """SIGKILL a worker and everything it started (it leads its own session)."""
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 @dataclasses.dataclass
@@ -168,19 +178,29 @@ class WorkerOptions:
     limits: Limits = dataclasses.field(default_factory=Limits)
     compile_cache: str | None = None
     cache_writable: bool = False
+    isolation: str | None = None
+    """"bwrap", "rlimits", or None for the best available (see rlcourse.worker.sandbox)."""
 
 
-def _scratch_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="rlcourse-worker-"))
+def _scratch_dir(parent: Path | None = None) -> Path:
+    return Path(tempfile.mkdtemp(prefix="rlcourse-worker-", dir=parent))
+
+
+def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path) -> list[str]:
+    """`command` inside bubblewrap, seeing `home` (writable) and the compilation cache."""
+    cache = [options.compile_cache] if options.compile_cache else []
+    environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp")
+    return bwrap_command(command, environment=environment,
+                         writable=[home, *(cache if options.cache_writable else [])],
+                         readable=[] if options.cache_writable else cache, chdir=str(home))
 
 
 class SpawnLauncher:
     """A fresh interpreter per submission."""
 
-    isolation = "rlimits"
-
-    def __init__(self, options: WorkerOptions):
+    def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
         self.options = options
+        self.isolation = isolation
 
     def launch(self) -> Worker:
         scratch = _scratch_dir()
@@ -193,6 +213,8 @@ class SpawnLauncher:
             command += ["--compile-cache", self.options.compile_cache]
         if self.options.cache_writable:
             command.append("--cache-writable")
+        if self.isolation == "bwrap":
+            command = _sandboxed(command, self.options, home=scratch)
         process = subprocess.Popen(
             command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
             env=worker_environment(), start_new_session=True, cwd=scratch,
@@ -222,36 +244,53 @@ def worker_environment() -> dict:
 
 
 class ForkLauncher:
-    """One template process imports the heavy libraries; each submission gets a fork of it."""
+    """One template process imports the heavy libraries; each submission gets a fork of it.
 
-    isolation = "rlimits"
+    Under bubblewrap the template itself runs in the sandbox, with one writable run directory
+    holding a scratch directory per child (each removed when its submission is done); PIDs are
+    then those of the sandbox's namespace, so children are killed by the template on request.
+    """
 
-    def __init__(self, options: WorkerOptions):
+    def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
         self.options = options
+        self.isolation = isolation
+        self._run_root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
         self._control, theirs = socket.socketpair()
         command = [sys.executable, "-I", "-m", "rlcourse.worker.template", "--fd", str(theirs.fileno()),
                    "--framework", options.framework]
+        if isolation == "bwrap":
+            command = _sandboxed(command, options, home=self._run_root)
         self._template = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
                                           stdin=subprocess.DEVNULL, env=worker_environment(),
-                                          start_new_session=True, cwd=tempfile.gettempdir())
+                                          start_new_session=True, cwd=self._run_root)
         theirs.close()
 
+    def _ask(self, request: dict, fds=()) -> dict:
+        socket.send_fds(self._control, [protocol.HEADER.pack(0)], list(fds))
+        protocol.send_message(self._control, request)
+        return protocol.receive_message(self._control, timeout=60)
+
     def launch(self) -> Worker:
-        scratch = _scratch_dir()
+        scratch = _scratch_dir(self._run_root)
         ours, theirs = socket.socketpair()
-        request = {"scratch": str(scratch), "limits": dataclasses.asdict(self.options.limits),
+        request = {"op": "fork", "scratch": str(scratch),
+                   "limits": dataclasses.asdict(self.options.limits),
                    "compile_cache": self.options.compile_cache,
                    "cache_writable": self.options.cache_writable}
         try:
-            socket.send_fds(self._control, [protocol.HEADER.pack(0)], [theirs.fileno()])
-            protocol.send_message(self._control, request)
-            reply = protocol.receive_message(self._control, timeout=60)
+            reply = self._ask(request, [theirs.fileno()])
         finally:
             theirs.close()
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 0:
             raise RuntimeError(f"the worker template could not fork: {reply}")
-        return Worker(ours, pid, scratch, self.options.limits, reap=None)
+        return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill)
+
+    def _kill(self, pid: int) -> None:
+        try:
+            self._ask({"op": "kill", "pid": pid})
+        except (OSError, protocol.ProtocolError):
+            pass  # the template is gone, and its children with it
 
     def close(self) -> None:
         self._control.close()
@@ -260,13 +299,15 @@ class ForkLauncher:
         except subprocess.TimeoutExpired:
             self._template.kill()
             self._template.wait()
+        shutil.rmtree(self._run_root, ignore_errors=True)
 
 
 def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):
+    isolation, _ = choose_isolation(options.isolation)
     if strategy == "fork":
-        return ForkLauncher(options)
+        return ForkLauncher(options, isolation=isolation)
     if strategy == "spawn":
-        return SpawnLauncher(options)
+        return SpawnLauncher(options, isolation=isolation)
     raise ValueError(f"unknown worker strategy {strategy!r}")
 
 

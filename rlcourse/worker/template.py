@@ -2,7 +2,8 @@
 
 It imports numpy, the assignment's framework and the worker code once, then waits. For each
 submission the grader sends it one end of a fresh socket; the template forks, and the child drops
-every link to the template, sets its resource limits, and becomes an ordinary worker. The template
+every link to the template, sets its resource limits, and becomes an ordinary worker. The grader
+also asks the template to kill a child (inside a sandbox, only the template knows its PID). The template
 never runs student code and never starts JAX's backend, so each child begins from the same state.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ import signal
 import socket
 
 from rlcourse.worker import protocol, server
-from rlcourse.worker.client import Limits, apply_limits
+from rlcourse.worker.client import Limits, apply_limits, kill_process_group
 from rlcourse.worker.frameworks import framework_named
 
 
@@ -34,12 +35,18 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     while True:
         try:
-            _, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 1)
+            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 1)
         except OSError:
             return
+        if not data:
+            return  # the grader has gone: so does the template
+        request = protocol.receive_message(control)
+        if request.get("op") == "kill":
+            kill_process_group(int(request["pid"]))
+            protocol.send_message(control, {"killed": request["pid"]})
+            continue
         if not fds:
             return
-        request = protocol.receive_message(control)
         pid = os.fork()
         if pid == 0:
             try:

@@ -7,15 +7,22 @@ import numpy as np
 import pytest
 
 from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher, wait_for_exit
+from rlcourse.worker.sandbox import bwrap_status
 
 pytestmark = pytest.mark.slow
 
 FAST_LIMITS = Limits(call_seconds=5, cell_seconds=5, memory_bytes=2 << 30, file_bytes=1 << 20)
 
 
-@pytest.fixture(params=["spawn", "fork"])
+ISOLATIONS = ["rlimits"] + (["bwrap"] if bwrap_status()[0] else [])
+
+
+@pytest.fixture(params=[(strategy, isolation) for strategy in ("spawn", "fork") for isolation in ISOLATIONS],
+                ids=lambda param: "-".join(param))
 def launcher(request):
-    launcher = make_launcher(WorkerOptions("numpy", FAST_LIMITS), strategy=request.param)
+    strategy, isolation = request.param
+    launcher = make_launcher(WorkerOptions("numpy", FAST_LIMITS, isolation=isolation), strategy=strategy)
+    assert launcher.isolation == isolation
     yield launcher
     launcher.close()
 
@@ -88,13 +95,16 @@ class TestHostileCode:
         assert error.value.kind == "worker_crashed"
         assert not worker.alive
 
-    def test_an_endless_loop_times_out_and_the_process_is_killed(self, worker):
+    def test_an_endless_loop_times_out_and_the_process_is_killed(self, worker, launcher):
         started = time.monotonic()
         with pytest.raises(WorkerError) as error:
             run(worker, "while True:\n    pass", timeout=1)
         assert error.value.kind == "timeout"
         assert time.monotonic() - started < 3
-        assert wait_for_exit(worker.pid, 5)
+        with pytest.raises(WorkerError):  # the worker is gone: nothing answers any more
+            run(worker, "x = 1")
+        if launcher.isolation == "rlimits":  # a host PID (inside bwrap it is the sandbox's own)
+            assert wait_for_exit(worker.pid, 5)
 
     def test_memory_beyond_the_limit_fails_inside_the_worker(self, worker):
         with pytest.raises(WorkerError) as error:
