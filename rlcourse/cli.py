@@ -72,6 +72,13 @@ def _doctor(options) -> int:
     level, why = choose_isolation(options.isolation)
     print(f"bubblewrap: {'available' if available else 'not available'} ({reason})")
     print(f"isolation in force: {level} ({why})")
+    if level == "rlimits":
+        from rlcourse.worker.client import drops_privileges
+
+        who = ("an unprivileged user (nobody)" if drops_privileges(level) else
+               "the grader's own user (it is not root, or the interpreter cannot start as nobody): "
+               "the worker can read and write whatever the grader can")
+        print(f"workers run as: {who}")
     return 0
 
 

@@ -29,6 +29,7 @@ import pytest
 from rlcourse.course import Assignment
 from rlcourse.diagnoses import load_diagnoses
 from rlcourse.grading.plugin import GradingPlugin
+from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
 from rlcourse.notebook import NotebookProblem, is_visible_test_cell, load_submission
@@ -47,6 +48,7 @@ class Grader:
         self.known_tags = set(load_diagnoses(assignment.grader_dir))
         self._catalogue = None
         self._cell_order, self._expected_ids = self._release_cells()
+        self._redact = Redactor.for_assignment(assignment)
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
         level, why = choose_isolation(isolation)
@@ -87,8 +89,10 @@ class Grader:
             artifacts = self._collect_artifacts(student)
         finally:
             student.close()
+        for item in items:
+            item.message = self._redact(item.message)
         report = Report(self.assignment.name, Path(path).name, items,
-                        errors=list(submission.warnings) + student.cell_errors,
+                        errors=[self._redact(text) for text in [*submission.warnings, *student.cell_errors]],
                         sha256=submission.sha256, isolation=self.isolation, artifacts=artifacts)
         for problem in internal:
             self.log(f"[{Path(path).name}] grader problem: {problem}")

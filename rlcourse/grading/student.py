@@ -105,17 +105,29 @@ class StudentCode:
                               "times; no further calls are made")
         self._starts += 1
         started = time.perf_counter()
-        self._worker = self.launcher.launch()
+        self._worker = self._launch()
         self.timings.setdefault("worker_start", time.perf_counter() - started)
         self._run_cells()
         return self._worker
+
+    def _launch(self):
+        """A fresh worker; a launcher that cannot start one (its template was killed by an
+        earlier submission, say) is restarted once before the failure counts against this one."""
+        try:
+            return self.launcher.launch()
+        except Exception:  # noqa: BLE001 - any launch failure, whatever killed the launcher
+            try:
+                self.launcher.restart()
+                return self.launcher.launch()
+            except Exception as error:  # noqa: BLE001
+                raise WorkerError("worker_crashed", f"no worker could be started ({error})") from None
 
     def _run_cells(self) -> None:
         """Run every code cell in order; a cell that takes the worker down is dropped, and the
         cells are run again from the top in a fresh worker, so later cells still see earlier ones."""
         started = time.perf_counter()
         while not self._run_cells_once():
-            self._worker = self.launcher.launch()
+            self._worker = self._launch()
         self.timings.setdefault("run_cells", time.perf_counter() - started)
 
     def _run_cells_once(self) -> bool:

@@ -13,7 +13,9 @@ before student code runs, and is killed outright when it overstays a call.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import os
 import resource
 import secrets
@@ -50,16 +52,53 @@ class Limits:
     """Largest reply accepted from the worker."""
     output_chars: int = 4000
     """How much of the worker's own prints a report may quote (the tail)."""
+    processes: int = 128
+    """Processes the worker's user may have (RLIMIT_NPROC), when it runs as its own user."""
 
 
-def apply_limits(limits: Limits) -> None:
-    """Set rlimits in the worker itself, before any student code runs."""
+UNPRIVILEGED = 65534
+"""The uid and gid ("nobody") a worker takes under the resource-limits fallback when the grader
+runs as root, so that file permissions keep it out of the gradebook and the course."""
+
+
+def drops_privileges(isolation: str) -> bool:
+    return isolation == "rlimits" and os.geteuid() == 0 and _unprivileged_python_runs()
+
+
+@functools.lru_cache(maxsize=1)
+def _unprivileged_python_runs() -> bool:
+    """Whether this interpreter starts as the unprivileged user (it cannot when it is installed
+    under a home directory only root may enter, such as /root/.pyenv)."""
+    try:
+        result = subprocess.run([sys.executable, "-I", "-c", "import numpy"], capture_output=True,
+                                timeout=60, cwd="/", preexec_fn=lambda: apply_limits(
+                                    Limits(), unprivileged=True))
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+def apply_limits(limits: Limits, *, unprivileged: bool = False) -> None:
+    """Set rlimits in the worker itself, before any student code runs; as root under the
+    fallback, also become an unprivileged user (the process count limit only binds then)."""
     for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes),
                         (resource.RLIMIT_CPU, limits.cpu_seconds),
                         (resource.RLIMIT_FSIZE, limits.file_bytes),
                         (resource.RLIMIT_NOFILE, limits.open_files),
                         (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(kind, (value, value))
+    if unprivileged:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        os.setgroups([])
+        os.setgid(UNPRIVILEGED)
+        os.setuid(UNPRIVILEGED)
+
+
+def _hand_over(path: Path, isolation: str) -> Path:
+    """Make a worker's scratch directory its own when the worker will run as another user."""
+    if drops_privileges(isolation):
+        os.chown(path, UNPRIVILEGED, UNPRIVILEGED)
+    return path
 
 
 class WorkerError(Exception):
@@ -202,10 +241,14 @@ class SpawnLauncher:
         self.options = options
         self.isolation = isolation
 
+    def restart(self) -> None:
+        """Nothing to restart: every worker is a fresh process."""
+
     def launch(self) -> Worker:
-        scratch = _scratch_dir()
+        scratch = _hand_over(_scratch_dir(), self.isolation)
         ours, theirs = socket.socketpair()
         limits = self.options.limits
+        unprivileged = drops_privileges(self.isolation)
         # -I: the worker's sys.path holds the environment only, never the course directory.
         command = [sys.executable, "-I", "-m", "rlcourse.worker.server", "--fd", str(theirs.fileno()),
                    "--scratch", str(scratch), "--framework", self.options.framework]
@@ -218,7 +261,7 @@ class SpawnLauncher:
         process = subprocess.Popen(
             command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
             env=worker_environment(), start_new_session=True, cwd=scratch,
-            preexec_fn=lambda: apply_limits(limits))
+            preexec_fn=lambda: apply_limits(limits, unprivileged=unprivileged))
         theirs.close()
 
         def reap():
@@ -255,6 +298,21 @@ class ForkLauncher:
         self.options = options
         self.isolation = isolation
         self._run_root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
+        os.chmod(self._run_root, 0o755)  # children may run as another user; each owns its subfolder
+        self._start_template()
+
+    def restart(self) -> None:
+        """Start a new template: a submission may have killed the last one (its children can
+        signal their parent). Workers already running are unaffected."""
+        with contextlib.suppress(OSError):
+            self._control.close()
+        kill_process_group(self._template.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._template.wait(timeout=5)
+        self._start_template()
+
+    def _start_template(self) -> None:
+        options, isolation = self.options, self.isolation
         self._control, theirs = socket.socketpair()
         command = [sys.executable, "-I", "-m", "rlcourse.worker.template", "--fd", str(theirs.fileno()),
                    "--framework", options.framework]
@@ -271,10 +329,11 @@ class ForkLauncher:
         return protocol.receive_message(self._control, timeout=60)
 
     def launch(self) -> Worker:
-        scratch = _scratch_dir(self._run_root)
+        scratch = _hand_over(_scratch_dir(self._run_root), self.isolation)
         ours, theirs = socket.socketpair()
         request = {"op": "fork", "scratch": str(scratch),
                    "limits": dataclasses.asdict(self.options.limits),
+                   "unprivileged": drops_privileges(self.isolation),
                    "compile_cache": self.options.compile_cache,
                    "cache_writable": self.options.cache_writable}
         try:

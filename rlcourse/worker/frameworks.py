@@ -162,6 +162,10 @@ class TorchFramework(NumpyFramework):
 
         leaf = leaf.detach().clone().requires_grad_(True)
         output = function(leaf)
+        if not (isinstance(output, torch.Tensor) and output.requires_grad):
+            # The output does not depend on the leaf at all (e.g. it was detached): its gradient
+            # is zero, which torch.autograd.grad would report as an error instead.
+            return torch.zeros_like(leaf)
         (grad,) = torch.autograd.grad(output, leaf, allow_unused=True)
         return torch.zeros_like(leaf) if grad is None else grad
 

@@ -133,8 +133,8 @@ def receive_message(sock: socket.socket, *, timeout: float | None = None,
     body = _read_exactly(sock, length, deadline)
     try:
         message = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ProtocolError(f"reply is not valid JSON: {error}") from error
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise ProtocolError(f"reply is not valid JSON: {str(error)[:200]}") from None
     if not isinstance(message, dict):
         raise ProtocolError("reply is not a JSON object")
     return message

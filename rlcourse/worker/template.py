@@ -22,7 +22,7 @@ def _become_worker(fd: int, control: socket.socket, request: dict, framework) ->
     control.close()
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    apply_limits(Limits(**request["limits"]))
+    apply_limits(Limits(**request["limits"]), unprivileged=request.get("unprivileged", False))
     server.run_worker(fd, scratch=request["scratch"], framework_name=framework.name,
                       compile_cache=request["compile_cache"],
                       cache_writable=request["cache_writable"])

@@ -69,3 +69,19 @@ def test_a_notebook_that_crashes_every_worker_stops_being_restarted(tmp_path, la
         assert "no further calls are made" in str(error.value)
     finally:
         student.close()
+
+
+def test_a_submission_that_kills_the_template_costs_only_itself(tmp_path, launcher):
+    """A forked worker's parent is the shared template; killing it must not zero later students."""
+    hostile = student_for(tmp_path, launcher, "import os, signal\ndef attack():\n"
+                          "    os.kill(os.getppid(), signal.SIGKILL)\n    return 1")
+    try:
+        hostile.call("attack")  # the worker itself lives on; its template does not
+    finally:
+        hostile.close()
+    (tmp_path / "next").mkdir()
+    honest = student_for(tmp_path / "next", launcher, "def ok():\n    return 7")
+    try:
+        assert honest.call("ok") == 7
+    finally:
+        honest.close()

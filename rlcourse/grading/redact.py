@@ -1,0 +1,65 @@
+"""Keeping hidden text out of everything a student may read.
+
+Reports are built from messages the graders write and from what the student's process says about
+itself (exception messages, cell errors). Should a submission manage to read a hidden file (a
+grader, the oracle, the instructor's notebook) and smuggle its text out through an exception
+message, this removes every distinctive line of those files from report text before it is saved,
+shown or written to the gradebook's neighbours. Under the bubblewrap sandbox those files are not
+even visible to the student; this is the second line of defence, and the only one under the
+resource-limits fallback.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+MIN_LINE_CHARS = 16
+REPLACEMENT = "[hidden]"
+SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
+
+
+class Redactor:
+    def __init__(self, lines):
+        # Longest first, so a line that contains a shorter one is removed whole.
+        self._lines = sorted({line for line in lines if len(line) >= MIN_LINE_CHARS}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        for line in self._lines:
+            if line in text:
+                text = text.replace(line, REPLACEMENT)
+        return text
+
+    @classmethod
+    def for_assignment(cls, assignment) -> "Redactor":
+        """Lines of the hidden graders, of solutions/<assignment>/, and of the source notebook's
+        solution regions (the given code, which students have anyway, is left out)."""
+        root = assignment.course.root
+        lines = set()
+        for folder in (assignment.grader_dir, root / "solutions" / assignment.name):
+            for path in sorted(folder.rglob("*")):
+                if path.suffix in (".py", ".toml", ".json") and path.is_file():
+                    lines |= _distinctive(path.read_text(errors="replace"))
+        if assignment.source_notebook.is_file():
+            cells = json.loads(assignment.source_notebook.read_text())["cells"]
+            for cell in cells:
+                source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                for region in SOLUTION_REGION.findall(source):
+                    lines |= _distinctive(region)
+        return cls(lines - _released_lines(assignment))
+
+
+def _distinctive(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if len(line.strip()) >= MIN_LINE_CHARS}
+
+
+def _released_lines(assignment) -> set[str]:
+    """Lines students already have in the release: quoting them hides nothing."""
+    try:
+        cells = json.loads(assignment.release_notebook.read_text())["cells"]
+    except (OSError, ValueError):
+        return set()
+    text = "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells)
+    return _distinctive(text)
