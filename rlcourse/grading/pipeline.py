@@ -105,7 +105,7 @@ class Grader:
         started = time.perf_counter()
         args = [str(self.assignment.grader_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
                 "-p", "no:stepwise", "--assert=plain", "--import-mode=importlib",
-                "--rootdir", str(self.assignment.grader_dir), "-c", str(self._pytest_ini()),
+                "--rootdir", str(self.assignment.course.root), "-c", str(self._pytest_ini()),
                 "-W", "ignore::DeprecationWarning"]
         with contextlib.redirect_stdout(io.StringIO()):
             pytest.main(args, plugins=[plugin])
@@ -146,7 +146,7 @@ class Grader:
             plugin = GradingPlugin(None, known_tags=self.known_tags, cell_order=self._cell_order)
             args = [str(self.assignment.grader_dir), "--collect-only", "-p", "no:cacheprovider",
                     "-p", "no:terminal", "--import-mode=importlib", "--rootdir",
-                    str(self.assignment.grader_dir), "-c", str(self._pytest_ini())]
+                    str(self.assignment.course.root), "-c", str(self._pytest_ini())]
             collector = _Collector()
             with contextlib.redirect_stdout(io.StringIO()):
                 pytest.main(args, plugins=[plugin, collector])
