@@ -1,0 +1,87 @@
+"""The readable reference solution of ps2 (PPO with GAE, PyTorch), the same code as the source
+notebook's answers. The graders never trust it: the oracle in exact.py is independent, and
+tests/solutions/test_ps2_exact.py checks one against the other."""
+import numpy as np
+import torch
+
+
+
+def gaussian_kl(mu_p, std_p, mu_q, std_q):
+    """KL(N(mu_p, std_p^2) || N(mu_q, std_q^2)), elementwise.
+
+    All arguments are float64 tensors (or Python floats) that broadcast against each other;
+    std_p and std_q are standard deviations (positive), not variances or log-stds.
+    Returns a tensor of the broadcast shape.
+    """
+    return torch.log(std_q / std_p) + (std_p ** 2 + (mu_p - mu_q) ** 2) / (2 * std_q ** 2) - 0.5
+
+
+def clipped_surrogate(ratio, advantages, eps=0.2):
+    """Per-sample PPO objective min(r * A, clip(r, 1 - eps, 1 + eps) * A), to be maximised.
+
+    ratio, advantages: float64 tensors of the same shape. Returns a tensor of that shape.
+    """
+    return torch.min(ratio * advantages, torch.clamp(ratio, 1 - eps, 1 + eps) * advantages)
+
+
+def ppo_loss(logp_new, logp_old, advantages, eps=0.2):
+    """The clipped policy loss to minimise: minus the mean of clipped_surrogate.
+
+    logp_new: [B] log-probabilities of the batch's actions under the current policy (carries the
+        gradient); logp_old: [B] their log-probabilities under the policy that collected them
+        (a constant: no gradient flows into it); advantages: [B].
+    The ratio is exp(logp_new - logp_old). Returns a scalar tensor.
+    """
+    ratio = torch.exp(logp_new - logp_old.detach())
+    return -clipped_surrogate(ratio, advantages, eps).mean()
+
+
+def compute_gae(rewards, values, next_values, terminated, truncated, gamma=0.99, lam=0.95):
+    """GAE(lambda) advantages of a rollout buffer.
+
+    All inputs have shape [T, N] (time, environment). rewards, values, next_values: float64;
+    values[t] = V(s_t); next_values[t] = V of the observation step t actually reached (the final
+    observation if the episode ended at step t). terminated, truncated: bool.
+    A terminated step does not bootstrap; a truncated step bootstraps from next_values[t]; both
+    stop the lambda-trace. The last row bootstraps from next_values[T - 1] as usual.
+    Returns a float64 tensor of shape [T, N].
+    """
+    not_terminated = (~terminated).to(rewards.dtype)
+    not_ended = (~(terminated | truncated)).to(rewards.dtype)
+    deltas = rewards + gamma * not_terminated * next_values - values
+    advantages = torch.zeros_like(deltas)
+    running = torch.zeros_like(deltas[0])
+    for t in reversed(range(deltas.shape[0])):
+        running = deltas[t] + gamma * lam * not_ended[t] * running
+        advantages[t] = running
+    return advantages
+
+
+def value_targets(advantages, values):
+    """Regression targets for the critic: raw (not normalised) advantages plus values, same shape."""
+    return advantages + values
+
+
+def ppo_objective(logp_new, logp_old, advantages, values, returns, entropy, eps=0.2, c1=0.5, c2=0.01):
+    """The total minibatch loss: ppo_loss + c1 * mean((values - returns)^2) - c2 * mean(entropy).
+
+    All tensor arguments have shape [B]; values is the critic's output (carries gradient),
+    returns are the value targets, entropy the policy's entropy at each state (carries gradient).
+    Returns a scalar tensor.
+    """
+    policy_loss = ppo_loss(logp_new, logp_old, advantages, eps)
+    value_loss = ((values - returns) ** 2).mean()
+    return policy_loss + c1 * value_loss - c2 * entropy.mean()
+
+
+def update_statistics(logp_new, logp_old, eps=0.2):
+    """How far the policy moved: {"clip_fraction": float, "approx_kl": float}.
+
+    clip_fraction is the fraction of samples with |r - 1| > eps; approx_kl is the mean of
+    (r - 1) - log r; r = exp(logp_new - logp_old). Both are Python floats.
+    """
+    with torch.no_grad():
+        log_ratio = logp_new - logp_old
+        ratio = log_ratio.exp()
+        return {"clip_fraction": ((ratio - 1).abs() > eps).double().mean().item(),
+                "approx_kl": ((ratio - 1) - log_ratio).mean().item()}
