@@ -1,0 +1,58 @@
+"""gae: one environment's buffer with several episode ends of both kinds, against the definition
+(a sum of discounted TD errors that stops at each episode's end), and its limiting cases."""
+import numpy as np
+
+from rlcourse.grading.rubric import Evidence, as_array, item
+
+CELL = "test_gae"
+
+
+def buffer(rng, length, ends):
+    """Random rewards and values; `ends` maps a step to 'terminated' or 'truncated'."""
+    rewards, values = rng.normal(1.0, 1.0, length), rng.normal(4.0, 2.0, length)
+    next_values = np.append(values[1:], rng.normal(4.0, 2.0))
+    terminated, truncated = np.zeros(length, dtype=bool), np.zeros(length, dtype=bool)
+    for step, kind in ends.items():
+        (terminated if kind == "terminated" else truncated)[step] = True
+        # The value of the observation that ended the episode, not of the next episode's start.
+        # It is passed for terminated steps too, so a bootstrap through a termination shows.
+        next_values[step] = rng.normal(4.0, 2.0)
+    return rewards, values, next_values, terminated, truncated
+
+
+def compare(evidence, student, exact, models, explain, args, what):
+    actual = as_array(student.call("gae", *args), what=what, shape=np.shape(args[0]))
+    evidence.compare(actual, exact.gae_by_definition(*args), what=what, models=models.gae(*args), explain=explain,
+                     rtol=1e-9, atol=1e-10,
+                     see="write A_t = delta_t + gamma lam A_{t+1} backwards, with the bootstrap in delta_t "
+                         "dropped only at terminated steps and the A_{t+1} term dropped at every episode end.")
+
+
+@item(3, cell=CELL, title="several episodes of both kinds of ending in one buffer")
+def test_values(student, exact, models, explain, rng):
+    evidence = Evidence()
+    for length, ends, gamma, lam in ((15, {3: "terminated", 8: "truncated", 14: "truncated"}, 0.9, 0.7),
+                                     (12, {4: "truncated", 9: "terminated"}, 0.99, 0.95),
+                                     (10, {2: "terminated", 6: "terminated", 7: "truncated"}, 0.8, 1.0)):
+        args = (*buffer(rng, length, ends), gamma, lam)
+        what = f"gae on {length} steps with episode ends {ends}, gamma={gamma}, lam={lam}"
+        compare(evidence, student, exact, models, explain, args, what)
+    evidence.conclude()
+
+
+@item(1, cell=CELL, title="lambda = 0 gives TD advantages; lambda = 1 gives return minus value")
+def test_limits(student, exact, models, explain, rng):
+    evidence = Evidence()
+    rewards, values, next_values, terminated, truncated = buffer(rng, 9, {3: "truncated", 8: "terminated"})
+    args = (rewards, values, next_values, terminated, truncated, 0.9, 0.0)
+    compare(evidence, student, exact, models, explain, args,
+            "gae with lam=0 on 9 steps (a truncation at step 3, a termination at step 8)")
+    rewards, values, next_values, terminated, truncated = buffer(rng, 6, {5: "terminated"})
+    args = (rewards, values, next_values, terminated, truncated, 0.85, 1.0)
+    actual = as_array(student.call("gae", *args), what="gae", shape=(6,))
+    what = "gae with lam=1 on one terminated episode of 6 steps, plus the values (the returns)"
+    evidence.compare(actual + values, exact.reward_to_go(rewards, 0.85), what=what,
+                     models=[(tag, value + values) for tag, value in models.gae(*args)], explain=explain,
+                     rtol=1e-9, atol=1e-10,
+                     see="with lam = 1 on a terminated episode, A_t + V(s_t) is the discounted return G_t.")
+    evidence.conclude()
