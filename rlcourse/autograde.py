@@ -28,13 +28,13 @@ import hashlib
 import json
 import os
 import re
-import signal
 import sys
 import time
 import warnings
 from pathlib import Path
 
 from rlcourse.course import Assignment
+from rlcourse.faults import crash_point
 from rlcourse.files import write_atomic
 from rlcourse.grading.report import Report
 
@@ -252,70 +252,75 @@ def class_lock(class_dir: ClassDirectory, log):
 
 def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: list[str] | None = None,
               force: bool = False, strategy: str = "fork", isolation: str | None = None,
+              workers: int | None = 1, backend: str = "local", scheduler: str | None = None,
               progress: bool = True, log=None) -> list[Outcome]:
-    """Grade every submission of `assignment` in `class_dir` into its gradebook."""
-    from rlcourse.grading.pipeline import Grader
+    """Grade every submission of `assignment` in `class_dir` into its gradebook.
+
+    `workers`, `backend` and `scheduler` choose where the grading runs (rlcourse.backends:
+    1 = this process; N = N local processes; None = every core); the ledger, the gradebook
+    and the outputs are always written here, by this process alone, as each report arrives."""
+    from rlcourse.backends import GraderSettings, GradingFailed, Job, make_backend
 
     log = log or (lambda message: print(message, file=sys.stderr))
-    outcomes = []
+    outcomes: dict[str, Outcome] = {}
     with class_lock(class_dir, log):
         found = find_submissions(class_dir, assignment, students)
         ensure_assignment_in_gradebook(class_dir.db_url, assignment)
-        grader = None
-        try:
-            with _progress(len(found), enabled=progress) as advance:
-                for entry in found:
-                    if student_id_problem(entry.student):
-                        # Never written anywhere under a name that is not a safe student id.
-                        log(f"refused submitted/{entry.student}: {entry.problem}")
-                        outcomes.append(Outcome(entry.student, _refused(assignment, entry), "refused"))
-                        advance(entry.student, "refused")
-                        continue
-                    key = submission_key(entry)
-                    saved = read_ledger(class_dir, assignment, entry.student)
-                    if saved and saved["key"] == key and not force:
-                        report = Report.from_json(saved["report"])
-                        status = "unchanged" if saved.get("recorded") else "re-recorded"
-                    else:
-                        if grader is None:
-                            grader = Grader(assignment, strategy=strategy, isolation=isolation, log=log)
-                        report = _grade(grader, entry)
-                        write_ledger(class_dir, assignment, entry.student, key=key, report=report,
-                                     recorded=False)
-                        status = "graded"
-                        _crash_point("graded", entry.student)
-                    if status != "unchanged":
-                        record_in_gradebook(class_dir.db_url, assignment, entry.student, report)
-                        _crash_point("recorded", entry.student)
-                        write_ledger(class_dir, assignment, entry.student, key=key, report=report,
-                                     recorded=True)
-                    write_outputs(class_dir, assignment, entry, report)
-                    outcomes.append(Outcome(entry.student, report, status))
+        to_grade: list[tuple[Found, str]] = []
+        with _progress(len(found), enabled=progress) as advance:
+            for entry in found:
+                if student_id_problem(entry.student):
+                    # Never written anywhere under a name that is not a safe student id.
+                    log(f"refused submitted/{entry.student}: {entry.problem}")
+                    outcomes[entry.student] = Outcome(entry.student, _refused(assignment, entry), "refused")
+                    advance(entry.student, "refused")
+                    continue
+                key = submission_key(entry)
+                saved = read_ledger(class_dir, assignment, entry.student)
+                if saved and saved["key"] == key and not force:
+                    status = "unchanged" if saved.get("recorded") else "re-recorded"
+                    outcomes[entry.student] = _keep(class_dir, assignment, entry, key,
+                                                    Report.from_json(saved["report"]), status)
                     advance(entry.student, status)
-        finally:
-            if grader is not None:
-                grader.close()
-    return outcomes
+                else:
+                    to_grade.append((entry, key))
+            if to_grade:
+                pending = {entry.student: (entry, key) for entry, key in to_grade}
+                grading = make_backend(assignment, GraderSettings(strategy=strategy, isolation=isolation),
+                                       workers=workers, backend=backend, scheduler=scheduler, log=log)
+                try:
+                    jobs = [Job(entry.student, entry.path, entry.problem) for entry, _ in to_grade]
+                    for job, result in grading.grade(jobs):
+                        entry, key = pending.pop(job.student)
+                        if isinstance(result, GradingFailed):
+                            log(f"not graded this run: {job.student}: {result}")
+                            advance(entry.student, "not graded")
+                            continue
+                        result.errors.extend(entry.notes)
+                        write_ledger(class_dir, assignment, entry.student, key=key, report=result,
+                                     recorded=False)
+                        crash_point("graded", entry.student)
+                        outcomes[entry.student] = _keep(class_dir, assignment, entry, key, result, "graded")
+                        advance(entry.student, "graded")
+                finally:
+                    grading.close()
+    return [outcomes[entry.student] for entry in found if entry.student in outcomes]
 
 
-def _crash_point(stage: str, student: str) -> None:
-    """Fault injection for the kill-and-resume tests: RLCOURSE_KILL_AT=graded:alice kills this
-    process with SIGKILL right after that stage for that student, as `kill -9` would."""
-    if os.environ.get("RLCOURSE_KILL_AT") == f"{stage}:{student}":
-        os.kill(os.getpid(), signal.SIGKILL)
+def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,
+          status: str) -> Outcome:
+    """Record a report in the gradebook unless the ledger says it already is, then make sure
+    the autograded notebook and the feedback page reflect it."""
+    if status != "unchanged":
+        record_in_gradebook(class_dir.db_url, assignment, entry.student, report)
+        crash_point("recorded", entry.student)
+        write_ledger(class_dir, assignment, entry.student, key=key, report=report, recorded=True)
+    write_outputs(class_dir, assignment, entry, report)
+    return Outcome(entry.student, report, status)
 
 
 def _refused(assignment: Assignment, entry: Found) -> Report:
     return Report(assignment.name, assignment.notebook, [], errors=[entry.problem])
-
-
-def _grade(grader, entry: Found) -> Report:
-    if entry.problem:
-        report = grader.unreadable(entry.problem, notebook=grader.assignment.notebook)
-    else:
-        report = grader.grade(entry.path)
-    report.errors.extend(entry.notes)
-    return report
 
 
 @contextlib.contextmanager

@@ -39,7 +39,8 @@ def _autograde(options) -> int:
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
     outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
-                         force=options.force, strategy=options.strategy, isolation=options.isolation)
+                         force=options.force, strategy=options.strategy, isolation=options.isolation,
+                         workers=options.workers, backend=options.backend, scheduler=options.scheduler)
     print_summary([(outcome.student, outcome.report) for outcome in outcomes])
     written = write_class_outputs(assignment, class_dir)
     counts = {}
@@ -62,7 +63,8 @@ def _export(options) -> int:
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
-    return run_demo(Course.find(), strategy=options.strategy, isolation=options.isolation)
+    return run_demo(Course.find(), strategy=options.strategy, isolation=options.isolation,
+                    workers=options.workers)
 
 
 def _doctor(options) -> int:
@@ -101,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
                            help="grade only this student (repeatable)")
     autograde.add_argument("--force", action="store_true",
                            help="grade again even submissions already graded and unchanged")
+    autograde.add_argument("--backend", choices=("local", "dask"), default="local",
+                           help="grading processes on this machine (default), or Dask workers")
+    autograde.add_argument("--scheduler", metavar="ADDRESS",
+                           help="a Dask scheduler to send submissions to, e.g. tcp://HOST:8786 "
+                                "(implies --backend dask; without it, dask starts a LocalCluster)")
     autograde.set_defaults(run=_autograde)
 
     export = commands.add_parser("export", help="export grades for Gradescope or an LMS")
@@ -121,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (grade, autograde, demo):
         sub.add_argument("--strategy", choices=("fork", "spawn"), default="fork",
                          help="start workers by forking a warm template (default) or afresh")
+    for sub in (autograde, demo):
+        sub.add_argument("--workers", type=int, default=None, metavar="N",
+                         help="grade N submissions at once, each grading process with its own "
+                              "sandboxed workers (default: every core; 1 grades in this process)")
     for sub in (grade, autograde, demo, doctor):
         sub.add_argument("--isolation", choices=("auto", "bwrap", "rlimits"), default=None,
                          help="bwrap sandbox, plain resource limits, or the best available "

@@ -53,7 +53,8 @@ def rebuild(course: Course) -> None:
         targets[student].write_bytes(content)
 
 
-def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = None) -> int:
+def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = None,
+             workers: int | None = None) -> int:
     """The whole path on the demo class (`demo/`, an nbgrader course directory of its own):
     autograde into its gradebook, feedback pages, the TA report and both exports."""
     from rlcourse.autograde import ClassDirectory, autograde
@@ -66,7 +67,8 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
     print(f"Autograding the demo class {class_dir.root} ({len(STUDENTS)} students, {ASSIGNMENT}) ...",
           file=sys.stderr)
     started = time.perf_counter()
-    outcomes = autograde(assignment, class_dir=class_dir, strategy=strategy, isolation=isolation)
+    outcomes = autograde(assignment, class_dir=class_dir, strategy=strategy, isolation=isolation,
+                         workers=workers)
     elapsed = time.perf_counter() - started
     diagnoses_dir = assignment.grader_dir
     for outcome in outcomes:

@@ -1,0 +1,139 @@
+"""Grading a class in parallel: N local grading processes, and Dask workers (an embedded
+LocalCluster, and a real scheduler with two workers started as separate processes, one of them
+killed mid-task). Correctness only: the same grades as one process, each submission recorded
+exactly once, the gradebook written by the caller alone. Timing is the benchmark's business."""
+import contextlib
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from test_autograde import BIN, ROOT, env, ledger_score, make_class, nbgrader_export, rlcourse
+
+pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
+
+CLASS = {"ada": "ada", "alan": "alan", "ken": "ken", "edsger": "edsger"}
+EXPECTED = {"ada": 33.0, "alan": 25.0, "ken": 11.0, "edsger": 0.0}
+
+
+class TestLocalWorkers:
+    def test_two_grading_processes_give_the_grades_of_one(self, tmp_path):
+        class_dir = make_class(tmp_path, CLASS)
+        run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2")
+        assert "4 graded" in run.stdout
+        assert nbgrader_export(class_dir) == EXPECTED
+        assert {student: ledger_score(class_dir, student) for student in CLASS} == EXPECTED
+
+    def test_a_grading_process_killed_mid_task_costs_no_grade(self, tmp_path):
+        class_dir = make_class(tmp_path, CLASS)
+        marker = tmp_path / "killed-once"
+        run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2",
+                       RLCOURSE_KILL_AT="pool-grading:alan", RLCOURSE_KILL_ONCE=str(marker))
+        assert marker.exists(), "the fault was never injected"
+        assert "a grading process died" in run.stderr
+        assert "4 graded" in run.stdout
+        assert nbgrader_export(class_dir) == EXPECTED
+
+    def test_no_grading_process_outlives_a_killed_run(self, tmp_path):
+        class_dir = make_class(tmp_path, CLASS)
+        process = subprocess.Popen([str(BIN / "rlcourse"), "autograde", "ps1", "--workers", "2",
+                                    "--course-dir", str(class_dir)], cwd=ROOT, env=env(),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        children = _wait_for_children(process.pid, count=2)
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [pid for pid in children if _alive(pid)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_for_children(pid: int, count: int) -> list[int]:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for child in (task / "children").read_text().split()]
+        spawned = [child for child in children
+                   if "spawn_main" in Path(f"/proc/{child}/cmdline").read_text(errors="replace")]
+        if len(spawned) >= count:
+            return spawned
+        time.sleep(0.2)
+    raise AssertionError("the grading processes never started")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def dask_cluster(tmp_path, workers: int, **worker_env):
+    """A real Dask scheduler and workers, each a separate process on loopback."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    processes = [subprocess.Popen([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1",
+                                   "--port", str(port), "--no-dashboard"], env=env(),
+                                  stdout=open(logs / "scheduler.txt", "w"), stderr=subprocess.STDOUT)]
+    try:
+        for index in range(workers):
+            processes.append(subprocess.Popen(
+                [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
+                 "--name", f"grader-{index}", "--no-dashboard"], env=env(**worker_env),
+                stdout=open(logs / f"worker-{index}.txt", "w"), stderr=subprocess.STDOUT))
+        _wait_for_workers(address, workers)
+        yield address, logs
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _wait_for_workers(address: str, count: int) -> None:
+    from distributed import Client
+
+    with Client(address, timeout="60s") as client:
+        client.wait_for_workers(count, timeout=120)
+
+
+class TestDask:
+    def test_an_embedded_local_cluster_grades_the_class(self, tmp_path):
+        class_dir = make_class(tmp_path, {"ada": "ada", "alan": "alan"})
+        run = rlcourse(class_dir, "autograde", "ps1", "--backend", "dask", "--workers", "2")
+        assert "embedded LocalCluster (2 workers)" in run.stderr
+        assert nbgrader_export(class_dir) == {"ada": 33.0, "alan": 25.0}
+
+    def test_a_worker_killed_mid_task_loses_nothing_and_counts_nothing_twice(self, tmp_path):
+        class_dir = make_class(tmp_path / "class", CLASS)
+        marker = tmp_path / "killed-once"
+        with dask_cluster(tmp_path, 2, RLCOURSE_KILL_AT="dask-grading:alan",
+                          RLCOURSE_KILL_ONCE=str(marker)) as (address, logs):
+            run = rlcourse(class_dir, "autograde", "ps1", "--scheduler", address)
+        assert marker.exists(), "no worker was killed"
+        assert "(2 workers)" in run.stderr
+        assert "4 graded" in run.stdout  # each student once, alan included
+        assert nbgrader_export(class_dir) == EXPECTED
+        assert {student: ledger_score(class_dir, student) for student in CLASS} == EXPECTED
+
+    def test_a_worker_with_other_graders_refuses_to_grade(self):
+        from rlcourse.backends import GraderSettings, grade_on_dask_worker
+
+        with pytest.raises(RuntimeError, match="differs from the caller's"):
+            grade_on_dask_worker(str(ROOT), "ps1", "0" * 64, GraderSettings(), "ada", "ps1.ipynb",
+                                 b"{}", None)
