@@ -6,7 +6,7 @@ import pytest
 
 from rlcourse.bank import build_submission, load_entries, reference_student
 from rlcourse.course import Course
-from rlcourse.grading.pipeline import Grader
+from rlcourse.backends import GraderSettings, Job, make_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = Course(ROOT)
@@ -27,12 +27,18 @@ def graded(tmp_path_factory):
             assignment = COURSE.assignment(name)
             folder = tmp_path_factory.mktemp(f"bank-{name}")
             base = reference_student(assignment.source_notebook, assignment.release_notebook)
-            reports[name] = {}
-            with Grader(assignment) as grader:
-                for entry in BANKS[name]:
-                    path = folder / f"{entry.name}.ipynb"
-                    path.write_bytes(build_submission(entry, base))
-                    reports[name][entry.name] = grader.grade(path)
+            jobs = []
+            for entry in BANKS[name]:
+                path = folder / f"{entry.name}.ipynb"
+                path.write_bytes(build_submission(entry, base))
+                jobs.append(Job(entry.name, path))
+            # On every core, as `rlcourse autograde` grades a class: each entry still gets a
+            # fresh worker of its own, and the parallel path is exercised on every bank.
+            backend = make_backend(assignment, GraderSettings(), workers=None)
+            try:
+                reports[name] = {job.student: report for job, report in backend.grade(jobs)}
+            finally:
+                backend.close()
         return reports[name][entry_name]
 
     return report_for
