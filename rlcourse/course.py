@@ -31,6 +31,10 @@ class Assignment:
     course: "Course"
     limits: Limits = Limits()
     title: str = ""
+    skip_cells: tuple[str, ...] = ()
+    """grade_ids of locked demonstration cells (experiments, plots) that grading does not run.
+    Each must be locked and come after every solution cell of the release, so no student code
+    can depend on it; the graders must not need it either (the bank's reference entry checks)."""
 
     @property
     def grader_dir(self) -> Path:
@@ -73,8 +77,12 @@ class Course:
             raise CourseError(f"no assignment {name!r} (known: {known})")
         data = tomllib.loads(spec.read_text())
         limits = Limits(**data.get("limits", {}))
+        skip = data.get("skip_cells", [])
+        if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
+            raise CourseError(f"{spec}: skip_cells must be a list of grade_ids")
         return Assignment(name=name, notebook=data["notebook"], framework=data["framework"],
-                          course=self, limits=limits, title=data.get("title", ""))
+                          course=self, limits=limits, title=data.get("title", ""),
+                          skip_cells=tuple(skip))
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

@@ -48,6 +48,7 @@ class Grader:
         self.known_tags = set(load_diagnoses(assignment.grader_dir))
         self._catalogue = None
         self._cell_order, self._expected_ids = self._release_cells()
+        self._skip = self._skippable_cells()
         self._redact = Redactor.for_assignment(assignment)
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
@@ -83,7 +84,7 @@ class Grader:
             report = self.unreadable(str(problem), notebook=Path(path).name, path=Path(path))
             report.timings = {"total": time.perf_counter() - started}
             return report
-        student = StudentCode(submission, self._launcher)
+        student = StudentCode(self._without_skipped_cells(submission), self._launcher)
         try:
             items, internal = self._run_graders(student)
             artifacts = self._collect_artifacts(student)
@@ -181,6 +182,42 @@ class Grader:
                     expected.add(grade_id)
         return order, expected
 
+    def _skippable_cells(self) -> frozenset[str]:
+        """The assignment's `skip_cells`, checked against the release: each must be a locked
+        cell that is not a solution cell and comes after the last solution cell, so that no
+        student code written in the notebook's own cells can depend on what it defines."""
+        wanted = set(self.assignment.skip_cells)
+        if not wanted:
+            return frozenset()
+        notebook = json.loads(self.assignment.release_notebook.read_text())
+        last_solution, found = -1, {}
+        for position, cell in enumerate(notebook["cells"]):
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("solution"):
+                last_solution = position
+            if meta.get("grade_id") in wanted:
+                found[meta["grade_id"]] = (position, meta)
+        problems = [f"{name} is not a cell of the release" for name in sorted(wanted - set(found))]
+        for name, (position, meta) in sorted(found.items()):
+            if meta.get("solution") or meta.get("grade") or not meta.get("locked"):
+                problems.append(f"{name} is not a locked cell without points")
+            elif position < last_solution:
+                problems.append(f"{name} comes before a solution cell, whose code may use it")
+        if problems:
+            from rlcourse.course import CourseError
+
+            raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
+        return frozenset(wanted)
+
+    def _without_skipped_cells(self, submission):
+        """The submission's cells minus the demonstration cells grading does not need."""
+        if not self._skip:
+            return submission
+        import dataclasses
+
+        return dataclasses.replace(submission, cells=tuple(
+            cell for cell in submission.cells if cell.grade_id not in self._skip))
+
     # --- compilation cache ----------------------------------------------------------------------
     def _compile_cache_dir(self) -> str:
         # The version from the package metadata: importing JAX here would cost a second or more.
@@ -207,7 +244,7 @@ class Grader:
                                              isolation=self._launcher.isolation),
                                strategy=self.strategy)
         try:
-            submission = load_submission(source)
+            submission = self._without_skipped_cells(load_submission(source))
             student = StudentCode(submission, writer)
             try:
                 items, _ = self._run_graders(student)
