@@ -85,6 +85,7 @@ class Grader:
             report.timings = {"total": time.perf_counter() - started}
             return report
         student = StudentCode(self._without_skipped_cells(submission), self._launcher)
+        student.start()  # the cells run while pytest collects the graders
         try:
             items, internal = self._run_graders(student)
             artifacts = self._collect_artifacts(student)

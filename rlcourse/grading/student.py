@@ -30,6 +30,7 @@ class StudentCode:
         self._worker = None
         self._starts = 0
         self._bad_cells: set[int] = set()
+        self._starting = None
 
     # --- what graders call --------------------------------------------------------------------
     def call(self, function: str, *args, compiled: bool = False, **kwargs):
@@ -79,16 +80,39 @@ class StudentCode:
         return reply["values"]
 
     # --- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the worker and run the cells now, in a background thread, so they run while
+        the grader process collects its items; the first request waits for them. Failures are
+        not raised here: the first request meets them as it would have."""
+        import threading
+
+        self._starting = threading.Thread(target=self._start_quietly, name="rlcourse-cells", daemon=True)
+        self._starting.start()
+
+    def _start_quietly(self) -> None:
+        try:
+            self._ready_worker()
+        except Exception:  # noqa: BLE001 - the first request retries and reports it
+            pass
+
+    def _wait_for_start(self) -> None:
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            starting.join()
+
     def close(self) -> None:
+        self._wait_for_start()
         if self._worker is not None:
             self._worker.kill()
             shutil.rmtree(self._worker.scratch, ignore_errors=True)
             self._worker = None
 
     def output_tail(self) -> str:
+        self._wait_for_start()
         return self._worker.output_tail("stdout.txt") if self._worker else ""
 
     def _request(self, op, arguments, *, timeout):
+        self._wait_for_start()
         worker = self._ready_worker()
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
