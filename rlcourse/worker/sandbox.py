@@ -11,7 +11,10 @@ namespaces and sees only:
 
 Not the course: `graders/`, `solutions/`, `source/`, the gradebook, other students' folders,
 the home directory and the network are simply not there. The environment is cleared except
-for what Python, JAX and matplotlib need, and the sandbox dies with the grader.
+for what Python, JAX and matplotlib need, and the sandbox dies with the grader. The sandbox
+holds no capabilities (`--cap-drop ALL`): when the grader runs as root, bwrap would otherwise
+keep them all inside, and a worker could remount the read-only binds (the engine, the
+environment) writable.
 
 Where bubblewrap cannot start (no user namespaces, not installed), the engine falls back to
 the limited subprocess alone and says so (`isolation: "rlimits"` in every report).
@@ -42,7 +45,7 @@ def bwrap_command(command: list[str], *, environment: dict, writable=(), readabl
                   chdir: str | None = None) -> list[str]:
     """`command` wrapped in a bubblewrap sandbox (see the module docstring)."""
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-            "--ro-bind", "/usr", "/usr"]
+            "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
     for name in ("lib", "lib64", "bin", "sbin"):
         if os.path.islink(f"/{name}"):
             argv += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
