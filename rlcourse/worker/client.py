@@ -8,8 +8,10 @@ Two ways to start a worker share one `Worker` handle:
   libraries once, and forks a fresh child for each submission before any student code runs. No
   state passes from one student to the next: every child starts from the same clean template.
 
-Either way the worker talks over a private socket (never its stdout), has resource limits set
-before student code runs, and is killed outright when it overstays a call.
+Either way the worker talks over a private socket (never its stdout), confines itself before
+student code runs (rlcourse.worker.confine: resource limits, a pids cgroup, Landlock, no
+capabilities), is killed outright when it overstays a call, and is stopped when its files take
+more disk than `Limits.scratch_bytes` / `scratch_files`.
 """
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ import contextlib
 import dataclasses
 import functools
 import os
-import resource
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -28,7 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlcourse.worker import protocol
+from rlcourse.worker import confine, landlock, protocol
+from rlcourse.worker.cgroup import PidsCgroup
 from rlcourse.worker.sandbox import bwrap_command, choose_isolation
 
 
@@ -53,12 +56,20 @@ class Limits:
     output_chars: int = 4000
     """How much of the worker's own prints a report may quote (the tail)."""
     processes: int = 128
-    """Processes the worker's user may have (RLIMIT_NPROC), when it runs as its own user."""
+    """Processes and threads the worker may have at once (`pids.max` of its cgroup; also
+    RLIMIT_NPROC when it runs as its own user). JAX alone starts about 20 threads."""
+    scratch_bytes: int = 256 << 20
+    """Disk the worker's files may take in all (RLIMIT_FSIZE bounds each file, not their sum)."""
+    scratch_files: int = 2000
+    """Files and directories the worker may create."""
 
 
-UNPRIVILEGED = 65534
+UNPRIVILEGED = confine.UNPRIVILEGED
 """The uid and gid ("nobody") a worker takes under the resource-limits fallback when the grader
 runs as root, so that file permissions keep it out of the gradebook and the course."""
+DISK_CHECK_SECONDS = 0.5
+"""How often the grader measures a worker's files while it waits for an answer: the most a
+worker can write beyond its quota is what it writes in this time."""
 
 
 def drops_privileges(isolation: str) -> bool:
@@ -81,17 +92,9 @@ def _unprivileged_python_runs() -> bool:
 def apply_limits(limits: Limits, *, unprivileged: bool = False) -> None:
     """Set rlimits in the worker itself, before any student code runs; as root under the
     fallback, also become an unprivileged user (the process count limit only binds then)."""
-    for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes),
-                        (resource.RLIMIT_CPU, limits.cpu_seconds),
-                        (resource.RLIMIT_FSIZE, limits.file_bytes),
-                        (resource.RLIMIT_NOFILE, limits.open_files),
-                        (resource.RLIMIT_CORE, 0)):
-        resource.setrlimit(kind, (value, value))
+    confine.set_limits(dataclasses.asdict(limits), unprivileged=unprivileged)
     if unprivileged:
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-        os.setgroups([])
-        os.setgid(UNPRIVILEGED)
-        os.setuid(UNPRIVILEGED)
+        confine.become_unprivileged()
 
 
 def _hand_over(path: Path, isolation: str) -> Path:
@@ -114,13 +117,14 @@ class Worker:
     """One live worker process. Every failure surfaces as a WorkerError, never a hang or a crash."""
 
     def __init__(self, sock: socket.socket, pid: int, scratch: Path, limits: Limits, reap=None,
-                 killer=None):
+                 killer=None, cgroup: PidsCgroup | None = None):
         self._sock = sock
         self.pid = pid
         self.scratch = scratch
         self.limits = limits
         self._reap = reap
         self._killer = killer
+        self._cgroup = cgroup
         self.alive = True
 
     def request(self, op: str, arguments: dict, *, timeout: float):
@@ -130,8 +134,10 @@ class Worker:
         try:
             protocol.send_message(self._sock, {"id": request_id, "op": op,
                                                "arguments": protocol.encode(arguments)})
-            reply = protocol.receive_message(self._sock, timeout=timeout,
-                                             max_bytes=self.limits.reply_bytes)
+            reply = self._receive(timeout)
+        except DiskQuotaExceeded as error:
+            self.kill()
+            raise WorkerError("worker_crashed", f"the worker was stopped: {error}") from None
         except protocol.WorkerTimeout:
             self.kill()
             raise WorkerError("timeout", f"no answer within {timeout:g} s; the worker was stopped")
@@ -143,6 +149,29 @@ class Worker:
             self.kill()
             raise WorkerError("bad_reply", f"the worker sent a malformed reply ({error})") from None
         return self._unpack(reply, request_id)
+
+    def _receive(self, timeout: float) -> dict:
+        """The next reply, measuring the worker's files every DISK_CHECK_SECONDS meanwhile and
+        once more when the reply has come."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise protocol.WorkerTimeout("no reply in time")
+            ready, _, _ = select.select([self._sock], [], [], min(remaining, DISK_CHECK_SECONDS))
+            self._check_disk()
+            if ready:
+                reply = protocol.receive_message(self._sock, timeout=max(0.0, deadline - time.monotonic()),
+                                                 max_bytes=self.limits.reply_bytes)
+                self._check_disk()
+                return reply
+
+    def _check_disk(self) -> None:
+        files, used = disk_use(self.scratch, max_files=self.limits.scratch_files)
+        if files > self.limits.scratch_files or used > self.limits.scratch_bytes:
+            raise DiskQuotaExceeded(
+                f"its files took more than {self.limits.scratch_bytes >> 20} MB or "
+                f"{self.limits.scratch_files} files of disk")
 
     def _unpack(self, reply: dict, request_id: str):
         if reply.get("id") != request_id or not isinstance(reply.get("ok"), bool):
@@ -187,17 +216,48 @@ class Worker:
             return ""
 
     def kill(self) -> None:
+        """Stop the worker and every process it started: its process group, then (where there is
+        one) everything in its cgroup, which includes children that called setsid()."""
         if self.alive:
             self.alive = False
             if self._killer:
                 self._killer(self.pid)
             else:
                 kill_process_group(self.pid)
+            if self._cgroup:
+                self._cgroup.kill_all()
+                self._cgroup.remove()
             if self._reap:
                 self._reap()
         self._sock.close()
 
     close = kill
+
+
+class DiskQuotaExceeded(Exception):
+    """A worker's files take more disk than its limits allow."""
+
+
+def disk_use(root: Path, *, max_files: int) -> tuple[int, int]:
+    """(entries, bytes on disk) under `root`, counted without following links; stops counting
+    past `max_files` entries. Bytes are allocated blocks, so a sparse file costs what it uses."""
+    entries = used = 0
+    folders = [root]
+    while folders and entries <= max_files:
+        try:
+            listing = os.scandir(folders.pop())
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    used += entry.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    pass
+    return entries, used
 
 
 def kill_process_group(pid: int) -> None:
@@ -219,6 +279,10 @@ class WorkerOptions:
     cache_writable: bool = False
     isolation: str | None = None
     """"bwrap", "rlimits", or None for the best available (see rlcourse.worker.sandbox)."""
+    landlock: bool = True
+    """Workers restrict themselves with Landlock where the kernel provides it."""
+    pids_cgroup: bool = True
+    """Each worker gets its own pids cgroup where the machine lets the grader make one."""
 
 
 def _scratch_dir(parent: Path | None = None) -> Path:
@@ -231,15 +295,58 @@ def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path) -> lis
     environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp")
     return bwrap_command(command, environment=environment,
                          writable=[home, *(cache if options.cache_writable else [])],
-                         readable=[] if options.cache_writable else cache, chdir=str(home))
+                         readable=[] if options.cache_writable else cache, chdir=str(home),
+                         tmp_bytes=options.limits.scratch_bytes)
 
 
-class SpawnLauncher:
-    """A fresh interpreter per submission."""
+class _Launcher:
+    """What both launchers share: how their workers confine themselves (rlcourse.worker.confine)."""
 
     def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
         self.options = options
         self.isolation = isolation
+        self._landlock = landlock.abi_version() if options.landlock else 0
+        self._cgroups = options.pids_cgroup
+
+    @property
+    def confinement(self) -> dict:
+        """What confines this launcher's workers besides `isolation`, for reports and doctor:
+        the Landlock ABI version they apply (0: none) and whether each has a pids cgroup."""
+        from rlcourse.worker.cgroup import pids_parent
+
+        return {"landlock": self._landlock, "pids_cgroup": self._cgroups and pids_parent() is not None}
+
+    def _new_cgroup(self) -> PidsCgroup | None:
+        group = PidsCgroup.create(self.options.limits.processes) if self._cgroups else None
+        self._cgroups = group is not None  # not available here: do not try for every worker
+        return group
+
+    def _spec(self, scratch: Path, *, in_sandbox: bool) -> dict:
+        """The worker's confinement as plain data (`rlcourse.worker.confine.confine`)."""
+        options = self.options
+        cache = [options.compile_cache] if options.compile_cache else []
+        rules = {"scratch": str(scratch), "readable": [] if options.cache_writable else cache,
+                 "writable": cache if options.cache_writable else []}
+        return {"limits": dataclasses.asdict(options.limits),
+                "unprivileged": drops_privileges(self.isolation),
+                "cgroup_fd": None,
+                "network": None if in_sandbox else "leave",
+                "landlock": rules if self._landlock else None,
+                "capabilities": "drop"}
+
+
+class SpawnLauncher(_Launcher):
+    """A fresh interpreter per submission.
+
+    The worker confines itself between fork and exec (`preexec_fn`), while it is still a single
+    thread. Under bubblewrap that code runs in `bwrap` itself, which needs its capabilities and
+    its mounts: there the worker only joins its cgroup and sets its limits, and the sandbox does
+    the rest (no Landlock layer with this launcher under bwrap; the fork launcher has one)."""
+
+    def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
+        super().__init__(options, isolation=isolation)
+        if isolation == "bwrap":
+            self._landlock = 0  # it would bind bwrap itself, which must still mount
 
     def restart(self) -> None:
         """Nothing to restart: every worker is a fresh process."""
@@ -248,7 +355,6 @@ class SpawnLauncher:
         scratch = _hand_over(_scratch_dir(), self.isolation)
         ours, theirs = socket.socketpair()
         limits = self.options.limits
-        unprivileged = drops_privileges(self.isolation)
         # -I: the worker's sys.path holds the environment only, never the course directory.
         command = [sys.executable, "-I", "-m", "rlcourse.worker.server", "--fd", str(theirs.fileno()),
                    "--scratch", str(scratch), "--framework", self.options.framework]
@@ -256,13 +362,27 @@ class SpawnLauncher:
             command += ["--compile-cache", self.options.compile_cache]
         if self.options.cache_writable:
             command.append("--cache-writable")
+        spec = self._spec(scratch, in_sandbox=False)
         if self.isolation == "bwrap":
             command = _sandboxed(command, self.options, home=scratch)
-        process = subprocess.Popen(
-            command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-            env=worker_environment(), start_new_session=True, cwd=scratch,
-            preexec_fn=lambda: apply_limits(limits, unprivileged=unprivileged))
-        theirs.close()
+            spec.update(network=None, landlock=None, capabilities=None)
+        group = self._new_cgroup()
+        fds = [theirs.fileno()]
+        if group:
+            spec["cgroup_fd"] = group.open_procs()
+            fds.append(spec["cgroup_fd"])
+        try:
+            process = subprocess.Popen(
+                command, pass_fds=fds, stdin=subprocess.DEVNULL, env=worker_environment(),
+                start_new_session=True, cwd=scratch, preexec_fn=lambda: confine.confine(spec))
+        except BaseException:
+            if group:
+                group.remove()
+            raise
+        finally:
+            theirs.close()
+            if group:
+                os.close(spec["cgroup_fd"])
 
         def reap():
             try:
@@ -270,7 +390,7 @@ class SpawnLauncher:
             except subprocess.TimeoutExpired:
                 return None
 
-        return Worker(ours, process.pid, scratch, limits, reap)
+        return Worker(ours, process.pid, scratch, limits, reap, cgroup=group)
 
     def close(self) -> None:
         pass
@@ -286,24 +406,25 @@ def worker_environment() -> dict:
     return env
 
 
-class ForkLauncher:
+class ForkLauncher(_Launcher):
     """One template process imports the heavy libraries; each submission gets a fork of it.
 
     Under bubblewrap the template itself runs in the sandbox, with one writable run directory
     holding a scratch directory per child (each removed when its submission is done); PIDs are
     then those of the sandbox's namespace, so children are killed by the template on request.
+    Each child confines itself right after the fork, before student code (template.py).
     """
 
     def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
-        self.options = options
-        self.isolation = isolation
+        super().__init__(options, isolation=isolation)
         self._run_root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
         os.chmod(self._run_root, 0o755)  # children may run as another user; each owns its subfolder
         self._start_template()
 
     def restart(self) -> None:
         """Start a new template: a submission may have killed the last one (its children can
-        signal their parent). Workers already running are unaffected."""
+        signal their parent where Landlock cannot scope signals). Workers already running are
+        unaffected."""
         with contextlib.suppress(OSError):
             self._control.close()
         kill_process_group(self._template.pid)
@@ -332,18 +453,28 @@ class ForkLauncher:
         scratch = _hand_over(_scratch_dir(self._run_root), self.isolation)
         ours, theirs = socket.socketpair()
         request = {"op": "fork", "scratch": str(scratch),
-                   "limits": dataclasses.asdict(self.options.limits),
-                   "unprivileged": drops_privileges(self.isolation),
+                   "confinement": self._spec(scratch, in_sandbox=self.isolation == "bwrap"),
                    "compile_cache": self.options.compile_cache,
                    "cache_writable": self.options.cache_writable}
+        group = self._new_cgroup()
+        procs = group.open_procs() if group else None
         try:
-            reply = self._ask(request, [theirs.fileno()])
+            reply = self._ask(request, [theirs.fileno()] + ([procs] if group else []))
+        except BaseException:
+            if group:
+                group.remove()
+            raise
         finally:
             theirs.close()
+            if group:
+                os.close(procs)
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 0:
+            if group:
+                group.remove()
             raise RuntimeError(f"the worker template could not fork: {reply}")
-        return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill)
+        return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill,
+                      cgroup=group)
 
     def _kill(self, pid: int) -> None:
         try:

@@ -18,6 +18,11 @@ environment) writable.
 
 Where bubblewrap cannot start (no user namespaces, not installed), the engine falls back to
 the limited subprocess alone and says so (`isolation: "rlimits"` in every report).
+
+Under either level each worker then confines itself before student code runs
+(rlcourse.worker.confine): a pids cgroup, Landlock with `landlock_rules` (the same view as the
+sandbox's, enforced by the kernel instead of by mounts), no capabilities. `confinement` says
+which of these this machine provides.
 """
 from __future__ import annotations
 
@@ -28,7 +33,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rlcourse.worker import landlock
+
 ISOLATION_LEVELS = ("bwrap", "rlimits")
+SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache",
+                   "/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat")
+"""Read-only for a worker under Landlock: what bubblewrap binds, plus the worker's own /proc
+entry and the few system-wide /proc files numerical libraries read (not other processes')."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+"""Devices a worker may open (JAX's random_device reads /dev/urandom)."""
 
 
 def _engine_code() -> Path:
@@ -41,9 +54,21 @@ def readable_paths() -> list[str]:
     return sorted(path for path in paths if os.path.exists(path))
 
 
+def landlock_rules(scratch: str, *, readable=(), writable=()) -> list[tuple[str, int]]:
+    """The paths a worker may use under Landlock, with their rights: read and execute the system,
+    the Python installation, the environment, the engine and `readable` (the compilation cache);
+    read and write only its scratch directory and `writable`; a few devices. `/proc/self` is
+    resolved when the rules are made, so it must be called in the worker itself."""
+    rules = [(path, landlock.READ) for path in (*SYSTEM_READABLE, *readable_paths(), *readable)]
+    rules += [(path, landlock.DEVICE) for path in DEVICES]
+    rules += [(str(path), landlock.WRITE) for path in (scratch, *writable)]
+    return rules
+
+
 def bwrap_command(command: list[str], *, environment: dict, writable=(), readable=(),
-                  chdir: str | None = None) -> list[str]:
-    """`command` wrapped in a bubblewrap sandbox (see the module docstring)."""
+                  chdir: str | None = None, tmp_bytes: int | None = None) -> list[str]:
+    """`command` wrapped in a bubblewrap sandbox (see the module docstring); `tmp_bytes` caps
+    the size of its private /tmp."""
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
             "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
     for name in ("lib", "lib64", "bin", "sbin"):
@@ -53,6 +78,8 @@ def bwrap_command(command: list[str], *, environment: dict, writable=(), readabl
             argv += ["--ro-bind", f"/{name}", f"/{name}"]
     if os.path.exists("/etc/ld.so.cache"):
         argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    if tmp_bytes and _bwrap_knows("--size"):  # bubblewrap 0.7 and later
+        argv += ["--size", str(tmp_bytes)]
     argv += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for path in [*readable_paths(), *readable]:
         argv += ["--ro-bind", str(path), str(path)]
@@ -63,6 +90,15 @@ def bwrap_command(command: list[str], *, environment: dict, writable=(), readabl
     if chdir:
         argv += ["--chdir", chdir]
     return argv + ["--"] + command
+
+
+@functools.lru_cache(maxsize=None)
+def _bwrap_knows(option: str) -> bool:
+    try:
+        usage = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return option in usage.stdout + usage.stderr
 
 
 @functools.lru_cache(maxsize=1)
@@ -95,3 +131,13 @@ def choose_isolation(requested: str | None = None) -> tuple[str, str]:
     if requested == "bwrap":
         raise RuntimeError(f"bubblewrap isolation was requested but is not available: {reason}")
     return "rlimits", f"resource limits only: {reason}"
+
+
+@functools.lru_cache(maxsize=1)
+def confinement() -> dict:
+    """What confines a fork-template worker on this machine besides its isolation level, as
+    `rlcourse doctor` states it: the Landlock ABI version it applies (0: none) and whether it
+    gets its own pids cgroup. (Every worker also gives up its capabilities.)"""
+    from rlcourse.worker.cgroup import pids_parent
+
+    return {"landlock": landlock.abi_version(), "pids_cgroup": pids_parent() is not None}

@@ -12,9 +12,11 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 
 from rlcourse.worker import protocol
+from rlcourse.worker.confine import ConfinementError, confine
 from rlcourse.worker.frameworks import framework_named
 
 MAX_ERROR_CHARS = 600
@@ -184,11 +186,28 @@ def redirect_output(scratch: str) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+def private_home(scratch: str) -> None:
+    """Point HOME, TMPDIR and matplotlib's configuration at the scratch directory: the only
+    place a confined worker may write, and nothing there is shared with other students."""
+    os.environ.update(HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=os.path.join(scratch, ".matplotlib"))
+    tempfile.tempdir = None
+
+
 def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: str | None,
-               cache_writable: bool) -> None:
+               cache_writable: bool, confinement: dict | None = None) -> None:
+    """Serve the grader on `fd`. With `confinement` (the fork template's children), apply it
+    first: a worker that cannot be confined as the grader asked exits before any student code,
+    saying why on its stderr (which the grader quotes)."""
     sock = socket.socket(fileno=fd)
     os.chdir(scratch)
     redirect_output(scratch)
+    if confinement is not None:
+        try:
+            confine(confinement)
+        except (ConfinementError, OSError) as error:
+            print(f"the worker could not be confined: {error}", file=sys.stderr, flush=True)
+            os._exit(71)
+    private_home(scratch)
     framework = framework_named(framework_name)
     framework.preload()
     framework.configure(compile_cache=compile_cache, cache_writable=cache_writable)

@@ -1,8 +1,10 @@
 """The trusted template a `ForkLauncher` forks workers from.
 
 It imports numpy, the assignment's framework and the worker code once, then waits. For each
-submission the grader sends it one end of a fresh socket; the template forks, and the child drops
-every link to the template, sets its resource limits, and becomes an ordinary worker. The grader
+submission the grader sends it one end of a fresh socket (and a descriptor on the worker's
+cgroup.procs, when there is a cgroup); the template forks, and the child drops every link to the
+template, confines itself (rlcourse.worker.confine: cgroup, limits, Landlock, no capabilities)
+while it is still a single thread, and becomes an ordinary worker. The grader
 also asks the template to kill a child (inside a sandbox, only the template knows its PID). The template
 never runs student code and never starts JAX's backend, so each child begins from the same state.
 """
@@ -14,18 +16,18 @@ import signal
 import socket
 
 from rlcourse.worker import protocol, server
-from rlcourse.worker.client import Limits, apply_limits, kill_process_group
+from rlcourse.worker.client import kill_process_group
 from rlcourse.worker.frameworks import framework_named
 
 
-def _become_worker(fd: int, control: socket.socket, request: dict, framework) -> None:
+def _become_worker(fds: list[int], control: socket.socket, request: dict, framework) -> None:
     control.close()
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    apply_limits(Limits(**request["limits"]), unprivileged=request.get("unprivileged", False))
-    server.run_worker(fd, scratch=request["scratch"], framework_name=framework.name,
+    confinement = dict(request["confinement"], cgroup_fd=fds[1] if len(fds) > 1 else None)
+    server.run_worker(fds[0], scratch=request["scratch"], framework_name=framework.name,
                       compile_cache=request["compile_cache"],
-                      cache_writable=request["cache_writable"])
+                      cache_writable=request["cache_writable"], confinement=confinement)
 
 
 def serve_forks(control: socket.socket, framework_name: str) -> None:
@@ -35,7 +37,7 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 1)
+            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 2)
         except OSError:
             return
         if not data:
@@ -50,10 +52,11 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
         pid = os.fork()
         if pid == 0:
             try:
-                _become_worker(fds[0], control, request, framework)
+                _become_worker(fds, control, request, framework)
             finally:
                 os._exit(70)
-        os.close(fds[0])
+        for fd in fds:
+            os.close(fd)
         protocol.send_message(control, {"pid": pid})
 
 
