@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -68,18 +69,27 @@ def _demo(options) -> int:
 
 
 def _doctor(options) -> int:
-    from rlcourse.worker.sandbox import bwrap_status, choose_isolation
+    """Which isolation level grading would use and why, and what else confines each worker."""
+    from rlcourse.worker import landlock
+    from rlcourse.worker.client import drops_privileges
+    from rlcourse.worker.sandbox import bwrap_status, choose_isolation, confinement
 
     available, reason = bwrap_status()
     level, why = choose_isolation(options.isolation)
     print(f"bubblewrap: {'available' if available else 'not available'} ({reason})")
     print(f"isolation in force: {level} ({why})")
+    abi, covers = landlock.status()
+    if abi:
+        print(f"landlock: {covers}; every worker applies it to itself")
+    else:
+        print(f"landlock: {covers}" + ("; a worker can read and write whatever its user can"
+                                      if level == "rlimits" else ""))
+    print("pids cgroup: " + ("yes (each worker's processes are capped, and all are killed with it)"
+                             if confinement()["pids_cgroup"] else
+                             "no (workers are killed by process group: see docs/threat-model.md)"))
     if level == "rlimits":
-        from rlcourse.worker.client import drops_privileges
-
         who = ("an unprivileged user (nobody)" if drops_privileges(level) else
-               "the grader's own user (it is not root, or the interpreter cannot start as nobody): "
-               "the worker can read and write whatever the grader can")
+               "the grader's own user" + (" (root), without any capability" if os.geteuid() == 0 else ""))
         print(f"workers run as: {who}")
     return 0
 
