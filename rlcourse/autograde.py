@@ -235,7 +235,8 @@ class Outcome:
     student: str
     report: Report
     status: str
-    """graded; re-recorded (graded before a crash, recorded now); unchanged; refused (unsafe id)."""
+    """graded; re-recorded (graded before a crash, recorded now); unchanged; refused (unsafe id);
+    not graded (the backend could not grade it this run: nothing was written)."""
 
 
 @contextlib.contextmanager
@@ -293,7 +294,11 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
                     for job, result in grading.grade(jobs):
                         entry, key = pending.pop(job.student)
                         if isinstance(result, GradingFailed):
+                            # Nothing written: the next run grades this submission again.
                             log(f"not graded this run: {job.student}: {result}")
+                            outcomes[entry.student] = Outcome(entry.student, Report(
+                                assignment.name, assignment.notebook, [], errors=[str(result)]),
+                                "not graded")
                             advance(entry.student, "not graded")
                             continue
                         result.errors.extend(entry.notes)

@@ -33,8 +33,6 @@ import hashlib
 import os
 import tempfile
 import threading
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Iterator
 
@@ -135,10 +133,6 @@ class InProcess:
 
 
 # --- N processes on this machine ----------------------------------------------------------------
-_PROCESS_GRADER = None
-"""The `Grader` of a `LocalPool` process, made once by `_start_pool_process`."""
-
-
 def _die_with_parent(parent: int) -> None:
     """Ask Linux to kill this process when the process that started it dies (a `kill -9` of
     `rlcourse autograde`), so no grading process outlives the run and keeps running students'
@@ -155,79 +149,110 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _start_pool_process(parent: int, course_root: str, name: str, settings: GraderSettings) -> None:
-    global _PROCESS_GRADER
-    import atexit
-
+def _grading_process(connection, parent: int, course_root: str, name: str,
+                     settings: GraderSettings) -> None:
+    """A `LocalPool` process: one `Grader`, then jobs one at a time until the pipe closes."""
+    _die_with_parent(parent)
     from rlcourse.grading.pipeline import Grader
 
-    _die_with_parent(parent)
     assignment = Course(Path(course_root)).assignment(name)
-    _PROCESS_GRADER = Grader(assignment, strategy=settings.strategy, isolation=settings.isolation,
-                             warm_cache=False)
-    atexit.register(_PROCESS_GRADER.close)
+    with Grader(assignment, strategy=settings.strategy, isolation=settings.isolation,
+                warm_cache=False) as grader:
+        while True:
+            try:
+                job = connection.recv()
+            except (EOFError, OSError):
+                return
+            crash_point("pool-grading", job.student)
+            try:
+                connection.send(("report", grade_job(grader, job).to_json()))
+            except Exception as error:  # noqa: BLE001 - a grader bug: this job fails, not the run
+                connection.send(("error", f"{type(error).__name__}: {error}"))
 
 
-def _grade_in_pool_process(job: Job) -> dict:
-    crash_point("pool-grading", job.student)
-    return grade_job(_PROCESS_GRADER, job).to_json()
+@dataclasses.dataclass
+class _Slot:
+    process: object
+    connection: object
+    job: Job | None = None
 
 
 class LocalPool:
-    """N grading processes on this machine, each with its own `Grader` and fork template."""
+    """N grading processes on this machine, each with its own `Grader` and fork template.
 
-    RESTARTS = 2
-    """New pools after a grading process died (the operating system's OOM killer, say). The
-    grading process runs only trusted code, so this is rare; student code dies in its worker."""
+    Each process holds one job at a time, so when one dies (the operating system's OOM killer,
+    say; the process runs only trusted code, student code dies in its own worker) the pool
+    knows which submission it was grading: that one is tried again in a fresh process, and the
+    others never notice. A submission that takes its grading process down `ATTEMPTS` times is
+    returned as `GradingFailed`."""
+
+    ATTEMPTS = 3
 
     def __init__(self, assignment: Assignment, settings: GraderSettings, *, workers: int, log=None):
         self.assignment, self.settings, self.log = assignment, settings, log
         self.workers = workers
-        self._pool = None
+        self._slots: list[_Slot] = []
 
-    def _new_pool(self, size: int) -> ProcessPoolExecutor:
+    def _start(self) -> _Slot:
         import multiprocessing
 
         # spawn, not fork: the caller has a progress thread and nbgrader's database open.
-        return ProcessPoolExecutor(
-            max_workers=size, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_pool_process,
-            initargs=(os.getpid(), str(self.assignment.course.root), self.assignment.name,
-                      self.settings))
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        process = context.Process(target=_grading_process, daemon=True, args=(
+            theirs, os.getpid(), str(self.assignment.course.root), self.assignment.name,
+            self.settings))
+        process.start()
+        theirs.close()  # the child's end lives in the child only: its death reads as EOF here
+        return _Slot(process, ours)
 
-    def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report]]:
+    def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
+        from collections import Counter, deque
+        from multiprocessing.connection import wait
+
         if not jobs:
             return
         warm_once(self.assignment, self.settings, self.log)
-        remaining = list(jobs)
-        for attempt in range(self.RESTARTS + 1):
-            self._pool = self._new_pool(min(self.workers, len(remaining)))
-            pending = {self._pool.submit(_grade_in_pool_process, job): job for job in remaining}
-            broken = False
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    try:
-                        data = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        continue
-                    remaining.remove(job)
-                    yield job, Report.from_json(data)
-            self.close()
-            if not broken:
-                return
+        queue, attempts = deque(jobs), Counter()
+        self._slots = [self._start() for _ in range(min(self.workers, len(jobs)))]
+        while queue or any(slot.job for slot in self._slots):
+            for slot in self._slots:
+                if slot.job is None and queue:
+                    slot.job = queue.popleft()
+                    attempts[slot.job.student] += 1
+                    slot.connection.send(slot.job)
+            busy = {slot.connection: slot for slot in self._slots if slot.job is not None}
+            for connection in wait(list(busy)):
+                slot = busy[connection]
+                job, slot.job = slot.job, None
+                try:
+                    kind, data = connection.recv()
+                except (EOFError, OSError):
+                    yield from self._died(slot, job, attempts[job.student], queue)
+                    continue
+                yield job, (Report.from_json(data) if kind == "report" else GradingFailed(data))
+
+    def _died(self, slot: _Slot, job: Job, attempt: int, queue) -> Iterator:
+        slot.process.join(timeout=5)
+        slot.connection.close()
+        replacement = self._start()
+        slot.process, slot.connection = replacement.process, replacement.connection
+        if attempt < self.ATTEMPTS:
             if self.log:
-                self.log(f"a grading process died; {len(remaining)} submissions are graded again")
-        for job in remaining:
-            yield job, GradingFailed(f"the grading process died {self.RESTARTS + 1} times "
-                                     f"while {job.student}'s submission was pending")
+                self.log(f"a grading process died while grading {job.student}; grading it again")
+            queue.appendleft(job)
+        else:
+            yield job, GradingFailed(f"the grading process died {attempt} times while grading "
+                                     "this submission")
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        for slot in self._slots:
+            slot.connection.close()  # the process sees EOF and leaves after its current job
+        for slot in self._slots:
+            slot.process.join(timeout=30)
+            if slot.process.is_alive():
+                slot.process.kill()
+        self._slots = []
 
 
 # --- Dask distributed ----------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def _autograde(options) -> int:
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
     for label, path in written.items():
         print(f"{label}: {path}")
-    return 0
+    return 1 if counts.get("not graded") else 0
 
 
 def _export(options) -> int:

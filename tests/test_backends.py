@@ -32,9 +32,21 @@ class TestLocalWorkers:
         run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2",
                        RLCOURSE_KILL_AT="pool-grading:alan", RLCOURSE_KILL_ONCE=str(marker))
         assert marker.exists(), "the fault was never injected"
-        assert "a grading process died" in run.stderr
+        assert "a grading process died while grading alan" in run.stderr
         assert "4 graded" in run.stdout
         assert nbgrader_export(class_dir) == EXPECTED
+
+    def test_a_submission_that_keeps_killing_its_grading_process_is_left_for_the_next_run(self, tmp_path):
+        class_dir = make_class(tmp_path, {"ada": "ada", "alan": "alan"})
+        run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2", check=False,
+                       RLCOURSE_KILL_AT="pool-grading:alan")
+        assert run.returncode == 1
+        assert "1 graded" in run.stdout and "1 not graded" in run.stdout
+        assert not (class_dir / "autograded" / "alan").exists()  # nothing written for alan
+        assert nbgrader_export(class_dir) == {"ada": 33.0}
+        again = rlcourse(class_dir, "autograde", "ps1")
+        assert "1 graded" in again.stdout and "1 unchanged" in again.stdout
+        assert nbgrader_export(class_dir) == {"ada": 33.0, "alan": 25.0}
 
     def test_no_grading_process_outlives_a_killed_run(self, tmp_path):
         class_dir = make_class(tmp_path, CLASS)
