@@ -11,7 +11,13 @@ Everything the graders call "exact" comes from here:
 * `TinyMDP`: a three-state MDP with one terminal state, whose V^pi and A^pi come from a linear
   solve, and `enumerate_buffer`: every trajectory from a fixed (s0, a0) with its probability,
   laid out as a [T, N] rollout buffer (terminated and truncated episodes, junk after each end);
-* `update_statistics`: clip fraction and the approximate KL estimator.
+* `update_statistics`: clip fraction and the approximate KL estimator;
+* the PPO update on the graders' probe (a Gaussian actor whose mean is linear in the observation,
+  and a linear critic): `linear_policy`, the closed-form gradient of the lab's unclipped objective
+  (`unclipped_objective_and_grads`), torch's global-norm clip (`clip_by_global_norm`), the accepted
+  advantage normalisations and the statistics after an update (`probe_statistics`);
+* `reach_return`: the exact return of a deterministic ReachEnv policy from given starts (no
+  sampling), which judges training.
 """
 from __future__ import annotations
 
@@ -196,3 +202,117 @@ def expected_second_advantage(advantages, probabilities, buffer) -> float:
     """
     alive = ~(np.asarray(buffer["terminated"][0], bool) | np.asarray(buffer["truncated"][0], bool))
     return float(np.sum(np.asarray(advantages, dtype=np.float64)[1] * probabilities * alive))
+
+
+# --- the PPO update on a linear actor and critic (the graders' probe) ----------------------------
+PROBE_PARAMETERS = ("actor_weight", "actor_bias", "log_std", "critic_weight", "critic_bias")
+"""The probe's parameters, in the order their gradients are concatenated: the actor's mean is
+obs @ actor_weight.T + actor_bias ([A, D], [A]), its standard deviation exp(log_std) ([A]), and the
+critic's value obs @ critic_weight.T + critic_bias ([1, D], [1])."""
+HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
+
+
+def _arrays(params) -> dict:
+    return {name: np.asarray(params[name], dtype=np.float64) for name in PROBE_PARAMETERS}
+
+
+def flatten(grads) -> np.ndarray:
+    """One vector of every parameter's entries, in PROBE_PARAMETERS order."""
+    return np.concatenate([np.asarray(grads[name], dtype=np.float64).ravel() for name in PROBE_PARAMETERS])
+
+
+def linear_policy(params, observations, actions) -> dict:
+    """The probe's mean [B, A], log-probability [B] and entropy [B] (both summed over the action's
+    dimensions) of `actions`, and the critic's values [B]."""
+    p = _arrays(params)
+    obs, act = np.asarray(observations, dtype=np.float64), np.asarray(actions, dtype=np.float64)
+    mean = obs @ p["actor_weight"].T + p["actor_bias"]
+    z = (act - mean) / np.exp(p["log_std"])
+    logp = np.sum(-0.5 * z ** 2 - p["log_std"] - HALF_LOG_2PI, axis=-1)
+    entropy = np.full(len(obs), np.sum(0.5 + HALF_LOG_2PI + p["log_std"]))
+    values = obs @ p["critic_weight"][0] + p["critic_bias"][0]
+    return {"mean": mean, "logp": logp, "entropy": entropy, "values": values}
+
+
+def unclipped_objective_and_grads(params, observations, actions, logp_old, advantages, returns,
+                                  c1, c2):
+    """The lab's unclipped objective on one minibatch of B samples,
+        L = -mean(r A) + c1 mean((V - R)^2) - c2 mean(H),  r = exp(logp - logp_old),
+    and its gradient with respect to every probe parameter, by the chain rule written out:
+    dL/dlogp_i = -r_i A_i / B; dlogp_i/dmean_ij = z_ij / std_j; dlogp_i/dlog_std_j = z_ij^2 - 1;
+    dH_i/dlog_std_j = 1; dL/dV_i = 2 c1 (V_i - R_i) / B. Returns (L, {name: gradient})."""
+    p = _arrays(params)
+    obs, act = np.asarray(observations, dtype=np.float64), np.asarray(actions, dtype=np.float64)
+    advantages, returns = np.asarray(advantages, dtype=np.float64), np.asarray(returns, dtype=np.float64)
+    out = linear_policy(p, obs, act)
+    size = len(obs)
+    std = np.exp(p["log_std"])
+    z = (act - out["mean"]) / std
+    ratio = np.exp(out["logp"] - np.asarray(logp_old, dtype=np.float64))
+    loss = (-np.mean(ratio * advantages) + c1 * np.mean((out["values"] - returns) ** 2)
+            - c2 * np.mean(out["entropy"]))
+    d_logp = -ratio * advantages / size                       # [B]
+    d_mean = d_logp[:, None] * z / std                        # [B, A]
+    d_values = 2 * c1 * (out["values"] - returns) / size      # [B]
+    grads = {"actor_weight": d_mean.T @ obs, "actor_bias": d_mean.sum(axis=0),
+             "log_std": (d_logp[:, None] * (z ** 2 - 1)).sum(axis=0) - c2,
+             "critic_weight": (d_values @ obs)[None, :], "critic_bias": np.array([d_values.sum()])}
+    return float(loss), grads
+
+
+def clip_by_global_norm(grads, max_norm):
+    """torch.nn.utils.clip_grad_norm_'s rule: scale every gradient by min(1, max_norm / (norm + 1e-6)),
+    where norm is the 2-norm of all entries together. Returns (clipped grads, norm before)."""
+    norm = float(np.linalg.norm(flatten(grads)))
+    scale = min(1.0, max_norm / (norm + 1e-6))
+    return {name: np.asarray(grads[name], dtype=np.float64) * scale for name in PROBE_PARAMETERS}, norm
+
+
+def normalisations(advantages, index) -> list:
+    """The advantages of the samples `index` after each accepted normalisation: over the whole
+    batch (what the course teaches) or over the minibatch alone (as CleanRL does), with the
+    standard deviation's ddof 1 (torch's .std()) or 0 (numpy's), plus 1e-8."""
+    advantages = np.asarray(advantages, dtype=np.float64)
+    index = np.asarray(index)
+    accepted = []
+    for scope in (advantages, advantages[index]):
+        for ddof in (1, 0):
+            normalised = (advantages - scope.mean()) / (scope.std(ddof=ddof) + 1e-8)
+            accepted.append(normalised[index])
+    return accepted
+
+
+def probe_statistics(params, observations, actions, logp_old, eps) -> dict:
+    """What ppo_update returns after the update: the clip fraction and approximate KL of the whole
+    batch under `params`, and the mean entropy of the action distribution."""
+    out = linear_policy(params, observations, actions)
+    return dict(update_statistics(out["logp"], logp_old, eps), entropy=float(np.mean(out["entropy"])))
+
+
+# --- ReachEnv: the exact return of a deterministic policy ----------------------------------------
+REACH_TARGET = np.array([0.5, 0.2])
+
+
+def mlp_actor_mean(weights, observations):
+    """The notebook's actor mean, nn.Sequential(Linear(2, 64), Tanh(), Linear(64, 2)), from its
+    state_dict ("0.weight", "0.bias", "2.weight", "2.bias")."""
+    w = {key: np.asarray(value, dtype=np.float64) for key, value in weights.items()}
+    return np.tanh(observations @ w["0.weight"].T + w["0.bias"]) @ w["2.weight"].T + w["2.bias"]
+
+
+def reach_return(weights, starts, max_steps=10) -> float:
+    """Mean undiscounted return of the deterministic policy (the mean action) on ReachEnv from each
+    start: the point moves by 0.1 * clip(action, -1, 1), earns minus its distance to the target,
+    and stops within 0.05 of it or after max_steps steps. Deterministic, so exact."""
+    returns = []
+    for start in np.asarray(starts, dtype=np.float64):  # one start at a time: the obvious loop
+        position, total = start.copy(), 0.0
+        for _ in range(max_steps):
+            action = mlp_actor_mean(weights, position[None, :])[0]
+            position = position + 0.1 * np.clip(action, -1.0, 1.0)
+            distance = float(np.linalg.norm(position - REACH_TARGET))
+            total -= distance
+            if distance < 0.05:
+                break
+        returns.append(total)
+    return float(np.mean(returns))

@@ -3,7 +3,7 @@ notebook's answers. The graders never trust it: the oracle in exact.py is indepe
 tests/solutions/test_ps2_exact.py checks one against the other."""
 import numpy as np
 import torch
-
+from torch.distributions import Normal
 
 
 def gaussian_kl(mu_p, std_p, mu_q, std_q):
@@ -85,3 +85,59 @@ def update_statistics(logp_new, logp_old, eps=0.2):
         ratio = log_ratio.exp()
         return {"clip_fraction": ((ratio - 1).abs() > eps).double().mean().item(),
                 "approx_kl": ((ratio - 1) - log_ratio).mean().item()}
+
+
+# --- given in the notebook (its `given_training` cell); ppo_update needs it ----------------------
+def policy(actor_mean, log_std, observations):
+    """The action distribution at each observation: independent Normals, one per action axis."""
+    return Normal(actor_mean(observations), log_std.exp(), validate_args=False)
+
+
+def ppo_update(batch, actor_mean, log_std, critic, optimizer, config, generator, objective):
+    """PPO's update on one rollout: K epochs of shuffled minibatches; returns its statistics.
+
+    batch: a dict of float64 tensors over the rollout's B transitions, flattened:
+        "observations" [B, 2], "actions" [B, 2], "logp" [B] (log-probabilities of the actions
+        under the policy that collected them), "advantages" [B] (raw, from compute_gae) and
+        "returns" [B] (the value targets).
+    actor_mean, log_std, critic: the networks (`policy(actor_mean, log_std, obs)` is the action
+        distribution, `critic(obs).squeeze(-1)` the values); optimizer steps all of their parameters.
+    config: a PPOConfig; uses eps, epochs (K), minibatch (M), c1, c2 and max_norm. B is a multiple of M.
+    generator: a torch.Generator for the shuffles.
+    objective: the minibatch loss, with ppo_objective's signature (train passes your ppo_objective,
+        or a broken one in the lab). Compute every minibatch's loss by calling
+        objective(logp_new, logp_old, advantages, values, returns, entropy, config.eps, config.c1, config.c2).
+
+    First normalise the advantages over the whole batch (subtract the mean, divide by the standard
+    deviation + 1e-8). Then, in each of the K epochs, shuffle the B indices and walk through them
+    in minibatches of M: compute the loss, zero the gradients, backpropagate, clip the global
+    gradient norm of all parameters (actor, log-std and critic together) to config.max_norm, and
+    step the optimizer. Every sample is used exactly once per epoch.
+
+    Returns statistics of the whole batch under the updated policy, as Python floats:
+    {"clip_fraction", "approx_kl"} as update_statistics computes them, and "entropy", the mean over
+    the batch of the action distribution's entropy (summed over the action's two dimensions).
+    """
+    advantages = batch["advantages"]
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    parameters = [*actor_mean.parameters(), log_std, *critic.parameters()]
+    size = advantages.shape[0]
+    for _ in range(config.epochs):
+        order = torch.randperm(size, generator=generator)
+        for start in range(0, size, config.minibatch):
+            index = order[start:start + config.minibatch]
+            distribution = policy(actor_mean, log_std, batch["observations"][index])
+            logp_new = distribution.log_prob(batch["actions"][index]).sum(-1)
+            values = critic(batch["observations"][index]).squeeze(-1)
+            loss = objective(logp_new, batch["logp"][index], advantages[index], values,
+                             batch["returns"][index], distribution.entropy().sum(-1),
+                             config.eps, config.c1, config.c2)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, config.max_norm)
+            optimizer.step()
+    with torch.no_grad():
+        distribution = policy(actor_mean, log_std, batch["observations"])
+        stats = update_statistics(distribution.log_prob(batch["actions"]).sum(-1), batch["logp"], config.eps)
+        stats["entropy"] = distribution.entropy().sum(-1).mean().item()
+    return stats

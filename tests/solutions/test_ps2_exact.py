@@ -1,5 +1,6 @@
 """The ps2 oracle: each fast path agrees with an obviously correct slow one, and with the
 PyTorch reference solution (the second check)."""
+import types
 from pathlib import Path
 
 import numpy as np
@@ -144,3 +145,155 @@ class TestObjectiveAndStatistics:
         log_q = -0.5 * ((x - 0.3) / 1.2) ** 2 - np.log(1.2)
         estimate = exact.update_statistics(log_q, log_p)["approx_kl"]
         assert estimate == pytest.approx(exact.gaussian_kl(0, 1, 0.3, 1.2), abs=3e-3)
+
+
+def probe_problem(seed, size=12):
+    rng = np.random.default_rng(seed)
+    params = {"actor_weight": rng.normal(0, 0.5, (2, 2)), "actor_bias": rng.normal(0, 0.2, 2),
+              "log_std": rng.uniform(-0.8, -0.2, 2), "critic_weight": rng.normal(0, 0.5, (1, 2)),
+              "critic_bias": rng.normal(0, 0.2, 1)}
+    batch = dict(observations=rng.normal(size=(size, 2)), actions=rng.normal(size=(size, 2)),
+                 logp=rng.normal(-2.0, 0.5, size), advantages=rng.normal(0.8, 2.5, size),
+                 returns=rng.normal(0.5, 1.5, size))
+    return params, batch
+
+
+def torch_unclipped(params, batch, c1, c2):
+    """The lab's unclipped objective through torch.distributions and autograd."""
+    leaves = {name: torch.tensor(value, requires_grad=True) for name, value in params.items()}
+    obs, actions = torch.tensor(batch["observations"]), torch.tensor(batch["actions"])
+    distribution = torch.distributions.Normal(obs @ leaves["actor_weight"].T + leaves["actor_bias"],
+                                              leaves["log_std"].exp())
+    logp = distribution.log_prob(actions).sum(-1)
+    values = (obs @ leaves["critic_weight"].T + leaves["critic_bias"]).squeeze(-1)
+    ratio = torch.exp(logp - torch.tensor(batch["logp"]))
+    loss = (-(ratio * torch.tensor(batch["advantages"])).mean()
+            + c1 * ((values - torch.tensor(batch["returns"])) ** 2).mean()
+            - c2 * distribution.entropy().sum(-1).mean())
+    loss.backward()
+    return loss.item(), {name: leaf.grad.numpy() for name, leaf in leaves.items()}, logp.detach().numpy()
+
+
+class TestUpdateProbe:
+    @pytest.mark.parametrize("seed", [0, 1, 2])
+    def test_closed_form_gradient_equals_autograd(self, seed):
+        params, batch = probe_problem(seed)
+        loss, grads = exact.unclipped_objective_and_grads(params, batch["observations"], batch["actions"],
+                                                          batch["logp"], batch["advantages"],
+                                                          batch["returns"], 0.7, 0.05)
+        torch_loss, torch_grads, torch_logp = torch_unclipped(params, batch, 0.7, 0.05)
+        assert loss == pytest.approx(torch_loss, abs=1e-12)
+        np.testing.assert_allclose(exact.linear_policy(params, batch["observations"], batch["actions"])["logp"],
+                                   torch_logp, atol=1e-12)
+        for name in exact.PROBE_PARAMETERS:
+            np.testing.assert_allclose(grads[name], torch_grads[name], atol=1e-12)
+
+    def test_closed_form_gradient_equals_finite_differences(self):
+        params, batch = probe_problem(3)
+        args = (batch["observations"], batch["actions"], batch["logp"], batch["advantages"], batch["returns"], 0.3, 0.2)
+        _, grads = exact.unclipped_objective_and_grads(params, *args)
+        flat = exact.flatten(params)
+        sizes = [np.size(params[name]) for name in exact.PROBE_PARAMETERS]
+
+        def loss_at(vector):
+            pieces = np.split(vector, np.cumsum(sizes)[:-1])
+            moved = {name: piece.reshape(np.shape(params[name]))
+                     for name, piece in zip(exact.PROBE_PARAMETERS, pieces)}
+            return exact.unclipped_objective_and_grads(moved, *args)[0]
+
+        numeric = np.array([(loss_at(flat + 1e-6 * e) - loss_at(flat - 1e-6 * e)) / 2e-6 for e in np.eye(flat.size)])
+        np.testing.assert_allclose(exact.flatten(grads), numeric, atol=1e-7)
+
+    @pytest.mark.parametrize("max_norm", [0.05, 0.5, 100.0])
+    def test_clip_matches_torch(self, max_norm):
+        params, batch = probe_problem(4)
+        _, grads = exact.unclipped_objective_and_grads(params, batch["observations"], batch["actions"],
+                                                       batch["logp"], batch["advantages"], batch["returns"], 0.5, 0.01)
+        tensors = [torch.tensor(grads[name]) for name in exact.PROBE_PARAMETERS]
+        leaves = [torch.zeros_like(t, requires_grad=True) for t in tensors]
+        for leaf, grad in zip(leaves, tensors):
+            leaf.grad = grad.clone()
+        torch.nn.utils.clip_grad_norm_(leaves, max_norm)
+        clipped, norm = exact.clip_by_global_norm(grads, max_norm)
+        assert norm == pytest.approx(float(torch.linalg.vector_norm(torch.cat([t.ravel() for t in tensors]))))
+        np.testing.assert_allclose(exact.flatten(clipped), torch.cat([l.grad.ravel() for l in leaves]).numpy(),
+                                   rtol=1e-12, atol=1e-15)
+
+    def test_normalisations(self):
+        advantages = np.random.default_rng(5).normal(0.8, 2.5, 16)
+        index = np.arange(3, 11)
+        batch_torch = torch.tensor(advantages)
+        course = ((batch_torch - batch_torch.mean()) / (batch_torch.std() + 1e-8)).numpy()[index]
+        accepted = exact.normalisations(advantages, index)
+        np.testing.assert_allclose(accepted[0], course, atol=1e-14)
+        minibatch = advantages[index]
+        np.testing.assert_allclose(accepted[3], (minibatch - minibatch.mean()) / (minibatch.std() + 1e-8), atol=1e-14)
+
+    def test_reference_update_steps_match_the_oracle(self):
+        """The reference ppo_update on the probe: K epochs of partitions, each step's gradient the
+        clipped closed form on its own minibatch, statistics after the update."""
+        params, batch = probe_problem(6, size=24)
+        actor = torch.nn.Linear(2, 2, dtype=torch.float64)
+        critic = torch.nn.Linear(2, 1, dtype=torch.float64)
+        log_std = torch.nn.Parameter(torch.tensor(params["log_std"]))
+        named = dict(actor_weight=actor.weight, actor_bias=actor.bias, log_std=log_std,
+                     critic_weight=critic.weight, critic_bias=critic.bias)
+        with torch.no_grad():
+            for name, parameter in named.items():
+                parameter.copy_(torch.tensor(params[name]))
+        record, calls = [], []
+
+        class Recording(torch.optim.SGD):
+            def step(self, closure=None):
+                record.append(({n: p.detach().numpy().copy() for n, p in named.items()},
+                               {n: p.grad.numpy().copy() for n, p in named.items()}))
+                return super().step(closure)
+
+        def objective(logp_new, logp_old, advantages, values, returns, entropy, eps, c1, c2):
+            calls.append((logp_old.numpy().copy(), advantages.detach().numpy().copy()))
+            ratio = torch.exp(logp_new - logp_old)
+            return -(ratio * advantages).mean() + c1 * ((values - returns) ** 2).mean() - c2 * entropy.mean()
+
+        config = types.SimpleNamespace(eps=0.15, epochs=3, minibatch=8, c1=0.7, c2=0.05, max_norm=0.3)
+        stats = reference.ppo_update({k: torch.tensor(v) for k, v in batch.items()}, actor, log_std, critic,
+                                     Recording(list(named.values()), lr=0.05), config,
+                                     torch.Generator().manual_seed(0), objective)
+        assert len(record) == len(calls) == 9
+        indices = [np.array([int(np.argmin(np.abs(batch["logp"] - v))) for v in logp_old]) for logp_old, _ in calls]
+        for epoch in range(3):
+            assert sorted(np.concatenate(indices[3 * epoch:3 * epoch + 3]).tolist()) == list(range(24))
+        for (before, grads), index, (_, advantages) in zip(record, indices, calls):
+            np.testing.assert_allclose(advantages, exact.normalisations(batch["advantages"], index)[0], atol=1e-12)
+            _, raw = exact.unclipped_objective_and_grads(before, batch["observations"][index], batch["actions"][index],
+                                                         batch["logp"][index], advantages, batch["returns"][index],
+                                                         0.7, 0.05)
+            np.testing.assert_allclose(exact.flatten(grads), exact.flatten(exact.clip_by_global_norm(raw, 0.3)[0]),
+                                       atol=1e-12)
+        final = {n: p.detach().numpy() for n, p in named.items()}
+        expected = exact.probe_statistics(final, batch["observations"], batch["actions"], batch["logp"], 0.15)
+        assert stats == pytest.approx(expected, abs=1e-12)
+
+
+class TestReachReturn:
+    def test_a_policy_that_never_moves(self):
+        """Zero weights: the point stays at its start for all 10 steps."""
+        weights = {"0.weight": np.zeros((64, 2)), "0.bias": np.zeros(64), "2.weight": np.zeros((2, 64)),
+                   "2.bias": np.zeros(2)}
+        starts = np.array([[0.0, 0.0], [0.1, -0.1]])
+        distances = np.linalg.norm(starts - exact.REACH_TARGET, axis=1)
+        assert exact.reach_return(weights, starts) == pytest.approx(-10 * distances.mean(), abs=1e-12)
+
+    def test_loop_equals_a_vectorised_rollout(self):
+        rng = np.random.default_rng(7)
+        weights = {"0.weight": rng.normal(0, 0.7, (64, 2)), "0.bias": rng.normal(0, 0.1, 64),
+                   "2.weight": rng.normal(0, 0.3, (2, 64)), "2.bias": np.array([3.0, 1.0])}
+        starts = rng.normal(0, 0.1, (50, 2))
+        position, total, live = starts.copy(), np.zeros(50), np.ones(50, dtype=bool)
+        for _ in range(10):
+            step = 0.1 * np.clip(exact.mlp_actor_mean(weights, position), -1, 1)
+            position = np.where(live[:, None], position + step, position)
+            distance = np.linalg.norm(position - exact.REACH_TARGET, axis=1)
+            total -= np.where(live, distance, 0.0)
+            live &= distance >= 0.05
+        assert live.sum() < 50, "some starts should reach the target, so termination is exercised"
+        assert exact.reach_return(weights, starts) == pytest.approx(total.mean(), abs=1e-12)
