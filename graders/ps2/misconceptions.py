@@ -133,6 +133,25 @@ class Models:
         models["entropy_sign"] = correct_policy + rest + bonus
         return models
 
+    # --- ppo_update (on the graders' probe) ---------------------------------------------------
+    def update_advantages(self, advantages, index) -> dict:
+        """What the objective receives for the samples `index` when nothing is normalised."""
+        return {"advantages_not_normalized": _f(advantages)[np.asarray(index)]}
+
+    def update_gradients(self, raw, previous, max_norm) -> dict:
+        """The gradient at optimizer.step() without the clip, and without zero_grad: the step's
+        gradient added to what .grad still held (the previous step's clipped gradient), then clipped."""
+        exact = self.exact
+        models = {"no_grad_clipping": exact.flatten(raw)}
+        if previous is not None:
+            piled = {name: _f(previous[name]) + _f(raw[name]) for name in exact.PROBE_PARAMETERS}
+            models["gradients_not_zeroed"] = exact.flatten(exact.clip_by_global_norm(piled, max_norm)[0])
+        return models
+
+    def update_statistics(self, initial, batch, eps) -> dict:
+        """The statistics of the policy before the update (key -> value)."""
+        return self.exact.probe_statistics(initial, batch["observations"], batch["actions"], batch["logp"], eps)
+
 
 # How each bug reads in a sentence: "... gave 0.41, which is what <phrase> gives".
 EXPLAIN = {
@@ -149,4 +168,8 @@ EXPLAIN = {
     "trace_decay_lambda_only": "decaying the trace by lambda instead of gamma * lambda",
     "value_targets_from_normalized_advantages": "normalised advantages plus values",
     "entropy_sign": "adding the entropy bonus instead of subtracting it",
+    "advantages_not_normalized": "the raw advantages, not normalised",
+    "no_grad_clipping": "the gradient without clipping its norm",
+    "gradients_not_zeroed": "adding this minibatch's gradient to the previous step's (no zero_grad)",
+    "statistics_not_after_update": "the policy before the update",
 }

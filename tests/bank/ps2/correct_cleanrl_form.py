@@ -4,7 +4,10 @@
   logp_old enters through logratio = newlogprob - oldlogprob.detach();
 * GAE with `nextnonterminal` and `lastgaelam`, written with torch.where and float flags;
 * approx_kl is ((ratio - 1) - logratio).mean() and the clip fraction uses torch.gt, both under
-  no_grad; the KL uses variances instead of standard deviations.
+  no_grad; the KL uses variances instead of standard deviations;
+* the update loop as CleanRL writes it: b_inds shuffled in place by NumPy's global generator
+  (the given torch generator is not used), mb_advantages normalised per minibatch, the gradient
+  clipped over optimizer.param_groups.
 """
 CELLS = {
     "gaussian_kl": '''def gaussian_kl(mu_p, std_p, mu_q, std_q):
@@ -60,6 +63,35 @@ def update_statistics(logp_new, logp_old, eps=0.2):
         approx_kl = ((ratio - 1) - logratio).mean()
         clipfrac = torch.gt((ratio - 1.0).abs(), eps).float().mean()
     return {"clip_fraction": float(clipfrac), "approx_kl": float(approx_kl)}
+''',
+    "ppo_update": '''def ppo_update(batch, actor_mean, log_std, critic, optimizer, config, generator, objective):
+    """The update loop as CleanRL's ppo_continuous_action.py writes it (norm_adv per minibatch)."""
+    b_obs, b_actions, b_logprobs = batch["observations"], batch["actions"], batch["logp"]
+    b_advantages, b_returns = batch["advantages"], batch["returns"]
+    batch_size = b_advantages.shape[0]
+    b_inds = np.arange(batch_size)
+    for epoch in range(config.epochs):
+        np.random.shuffle(b_inds)
+        for start in range(0, batch_size, config.minibatch):
+            end = start + config.minibatch
+            mb_inds = b_inds[start:end]
+            probs = policy(actor_mean, log_std, b_obs[mb_inds])
+            newlogprob = probs.log_prob(b_actions[mb_inds]).sum(1)
+            entropy = probs.entropy().sum(1)
+            newvalue = critic(b_obs[mb_inds]).view(-1)
+            mb_advantages = b_advantages[mb_inds]
+            mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+            loss = objective(newlogprob, b_logprobs[mb_inds], mb_advantages, newvalue, b_returns[mb_inds],
+                             entropy, config.eps, config.c1, config.c2)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(optimizer.param_groups[0]["params"], config.max_norm)
+            optimizer.step()
+    with torch.no_grad():
+        probs = policy(actor_mean, log_std, b_obs)
+        stats = update_statistics(probs.log_prob(b_actions).sum(1), b_logprobs, config.eps)
+        stats["entropy"] = probs.entropy().sum(1).mean().item()
+    return stats
 ''',
 }
 LOSES = {}
