@@ -1,0 +1,349 @@
+"""The hostile bank (tests/hostile/<assignment>/): submissions that attack the grader, each graded
+in the normal path (`rlcourse autograde`, the real CLI) in a class that also holds honest students,
+under bubblewrap and under the rlimits fallback: one batch per isolation level, every attack in it.
+
+An entry has the bank's format (rlcourse.bank: CELLS / EDITS / LOSES) plus optional fields:
+
+* `NEEDS`: the defences its outcome relies on (see `defences`). An entry whose defence this
+  machine lacks at that level is left out of the batch, and its test is skipped saying so:
+  docs/threat-model.md states what such an attack achieves there;
+* `LISTENER_PORT`: a TCP port on 127.0.0.1 the test listens on while grading (connections seen
+  are recorded, and must be none);
+* `LEFTOVER_MARKER`: an argument of processes the entry starts, none of which may outlive the run.
+
+For each isolation level the test checks: the grader exits 0 and grades every submission; each
+entry loses exactly its items with their tags; the honest students get 33/33 in `nbgrader
+export`, one graded before the run (recorded, then never touched) and one after every hostile
+entry, and every other total in the gradebook is the one of the student's own report; no file of
+the course (a copy of graders/ solutions/ source/ release/, the course the grader runs in) nor
+of the class directory changed, apart from the outputs the grader writes for the hostile
+students, and nothing the entries write appeared in the engine (rlcourse/: compared by the
+entries' own marks, so that other edits of a working tree during the run do not count); no feedback page or report contains a line (>= 30 characters)
+of the hidden graders or solutions, unless the student's own notebook has it too; nothing the
+attacks started is left running.
+
+So that both batches stay within a few minutes, the course copy lowers three of ps1's limits (see
+`TEST_LIMITS`): the endless loops cost seconds, not minutes, and the memory bomb fills 3 GB, not 6.
+"""
+import csv
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rlcourse.bank import build_submission, load_entries, reference_student
+from rlcourse.solutions import load_course_module
+from rlcourse.worker.sandbox import bwrap_status, confinement
+
+pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+ENGINE = ROOT / "rlcourse"
+HOSTILE = ROOT / "tests" / "hostile" / "ps1"
+HONEST = ROOT / "demo" / "submitted" / "ada" / "ps1" / "ps1.ipynb"
+ENTRIES = load_entries(HOSTILE)
+EXTRAS = {entry.name: load_course_module(entry.path, f"rlcourse_hostile.ps1.{entry.name}")
+          for entry in ENTRIES}
+PLANTED = "_planted_by_hostile_student.txt"
+ATTACK_TEXT = ("planted", "changed by a student", "overwritten by another student")
+"""What the entries write wherever they can: a file named or containing the first, or a line
+with one of the others appended to an existing file."""
+TEST_LIMITS = {"cell_seconds": 15.0, "call_seconds": 10.0, "memory_bytes": 3 << 30}
+"""ps1's limits in the course copy (ps1 itself: 120 s per cell, 20 s per call, 6 GB)."""
+MODES = [
+    pytest.param("bwrap", marks=pytest.mark.skipif(
+        not bwrap_status()[0], reason=f"bubblewrap cannot start here: {bwrap_status()[1]}")),
+    "rlimits",
+]
+
+
+def defences(mode: str) -> set[str]:
+    """The defences a fork-template worker has at this isolation level on this machine:
+
+    * private_files: the course, the class directory, the engine's files and other students'
+      folders can be neither read nor written (bubblewrap's mounts, or Landlock);
+    * no_tcp: no TCP connection or listening socket (bubblewrap's network namespace, or
+      Landlock ABI 4);
+    * scoped_signals: no signal to a process outside the worker (Landlock ABI 6);
+    * process_cap: a pids cgroup per worker caps its processes and lets the grader kill them all.
+    """
+    machine = confinement()
+    found = {"process_cap"} if machine["pids_cgroup"] else set()
+    if mode == "bwrap" or machine["landlock"] >= 1:
+        found.add("private_files")
+    if mode == "bwrap" or machine["landlock"] >= 4:
+        found.add("no_tcp")
+    if machine["landlock"] >= 6:
+        found.add("scoped_signals")
+    return found
+
+
+def missing_defences(entry, mode) -> set[str]:
+    return set(getattr(EXTRAS[entry.name], "NEEDS", set())) - defences(mode)
+
+
+def env(course):
+    # PYTHONDONTWRITEBYTECODE: the grader writes no __pycache__, so any change under rlcourse/
+    # comes from a worker.
+    return dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}", RLCOURSE_ROOT=str(course),
+                PYTHONDONTWRITEBYTECODE="1")
+
+
+def snapshot(*folders, skip=lambda path: False) -> dict[str, str]:
+    hashes = {}
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file() and not skip(path):
+                hashes[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def course_copy(folder: Path) -> Path:
+    for name in ("graders", "solutions", "source", "release"):
+        shutil.copytree(ROOT / name, folder / name)
+    shutil.copy(ROOT / "nbgrader_config.py", folder)
+    if (ROOT / ".rlcourse-cache").is_dir():  # the warmed compilation cache, if any
+        shutil.copytree(ROOT / ".rlcourse-cache", folder / ".rlcourse-cache")
+    spec = folder / "graders" / "ps1" / "assignment.toml"
+    text = spec.read_text()
+    assert "[limits]" in text
+    kept = [line for line in text.splitlines() if line.split("=")[0].strip() not in TEST_LIMITS]
+    lowered = [f"{key} = {value!r}" for key, value in TEST_LIMITS.items()]
+    spec.write_text("\n".join(kept).replace("[limits]", "\n".join(["[limits]", *lowered])) + "\n")
+    return folder
+
+
+class Listener:
+    """A TCP port on 127.0.0.1 that records who connects (the socket entries' target)."""
+
+    def __init__(self, port):
+        self.connections = 0
+        self._server = socket.create_server(("127.0.0.1", port))
+        self._server.settimeout(0.2)
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop:
+            try:
+                connection, _ = self._server.accept()
+                self.connections += 1
+                connection.close()
+            except OSError:
+                continue
+
+    def close(self):
+        self._stop = True
+        self._thread.join()
+        self._server.close()
+
+
+def marked_by_an_attack(folder: Path) -> list[str]:
+    """Files under `folder` that an entry planted or appended to (see ATTACK_TEXT)."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and (ATTACK_TEXT[0] in path.name
+                               or any(text in path.read_text(errors="replace") for text in ATTACK_TEXT[1:])):
+            found.append(str(path))
+    return found
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"sleep") and marker.encode() in argv:
+                found.append(int(entry.name))
+    return found
+
+
+def hidden_lines() -> dict[str, str]:
+    lines = {}
+    for path in [*sorted((ROOT / "graders" / "ps1").glob("*.py")),
+                 *sorted((ROOT / "solutions" / "ps1").glob("*.py"))]:
+        for line in path.read_text().splitlines():
+            if len(line.strip()) >= 30:
+                lines.setdefault(line.strip(), path.name)
+    return lines
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def cell_text(notebook_text: str) -> list[str]:
+    try:
+        return list(strings(json.loads(notebook_text)))
+    except ValueError:
+        return [notebook_text]
+
+
+def readable_text(path: Path) -> str:
+    """A file's text as a reader sees it: JSON strings unescaped, HTML entities decoded."""
+    import html
+
+    text = path.read_text(errors="replace")
+    if path.suffix in (".json", ".ipynb"):
+        return "\n".join(cell_text(text))
+    return html.unescape(text) if path.suffix in (".html", ".htm") else text
+
+
+def nbgrader_export(class_dir, course) -> dict[str, float]:
+    subprocess.run([str(BIN / "nbgrader"), "export"], cwd=class_dir, check=True, capture_output=True,
+                   env=env(course))
+    with open(Path(class_dir) / "grades.csv") as handle:
+        return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+
+
+@pytest.fixture(scope="module", params=MODES)
+def graded(request, tmp_path_factory):
+    """One class per isolation level, graded in one `rlcourse autograde` run: the honest `ada`
+    first (alone), then every hostile entry this machine defends at that level and `zoe`."""
+    mode = request.param
+    entries = [entry for entry in ENTRIES if not missing_defences(entry, mode)]
+    course = course_copy(tmp_path_factory.mktemp(f"course-{mode}"))
+    class_dir = tmp_path_factory.mktemp(f"class-{mode}")
+    base = reference_student(ROOT / "source" / "ps1" / "ps1.ipynb", ROOT / "release" / "ps1" / "ps1.ipynb")
+    notebooks = {"ada": HONEST.read_bytes(), "zoe": HONEST.read_bytes()}
+    notebooks.update({entry.name: build_submission(entry, base) for entry in entries})
+    for student, content in notebooks.items():
+        folder = class_dir / "submitted" / student / "ps1"
+        folder.mkdir(parents=True)
+        (folder / "ps1.ipynb").write_bytes(content)
+
+    def autograde(*args):
+        return subprocess.run([str(BIN / "rlcourse"), "autograde", "ps1", "--course-dir", str(class_dir),
+                               "--isolation", mode, *args], cwd=course, capture_output=True, text=True,
+                              timeout=1200, env=env(course))
+
+    first = autograde("--student", "ada")  # graded and recorded before any attack
+    assert first.returncode == 0, first.stderr[-3000:]
+    course_files = snapshot(*(course / name for name in ("graders", "solutions", "source", "release")))
+    class_files = snapshot(class_dir, skip=lambda p: p.name in ("gradebook.db", ".rlcourse-autograde.lock"))
+    listeners = {entry.name: Listener(EXTRAS[entry.name].LISTENER_PORT)
+                 for entry in entries if hasattr(EXTRAS[entry.name], "LISTENER_PORT")}
+    started = time.monotonic()
+    try:
+        run = autograde()
+    finally:
+        for listener in listeners.values():
+            listener.close()
+    seconds = time.monotonic() - started
+    leftovers = {}
+    for entry in entries:
+        marker = getattr(EXTRAS[entry.name], "LEFTOVER_MARKER", None)
+        if marker:
+            leftovers[entry.name] = processes_with(marker)
+            for pid in leftovers[entry.name]:  # started by this test's run: clean up, then report
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+    planted = [path for path in (ENGINE / "worker" / PLANTED, Path.home() / PLANTED, Path("/tmp") / PLANTED)
+               if path.exists()]
+    for path in planted:
+        path.unlink()
+    print(f"\n[{mode}] autograde of {len(notebooks) - 1} submissions took {seconds:.0f} s")
+    return dict(mode=mode, entries=entries, course=course, class_dir=class_dir, run=run,
+                seconds=seconds, course_files=course_files, class_files=class_files, leftovers=leftovers, planted=planted, notebooks=notebooks,
+                listeners={name: listener.connections for name, listener in listeners.items()})
+
+
+def ledger(graded, student) -> dict:
+    path = graded["class_dir"] / "autograded" / student / "ps1" / "rlcourse-report.json"
+    return json.loads(path.read_text())["report"]
+
+
+def test_the_grader_survives_the_whole_batch(graded):
+    run = graded["run"]
+    assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-3000:]}"
+    assert f"{len(graded['entries']) + 1} graded" in run.stdout, run.stdout[-2000:]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[entry.name for entry in ENTRIES])
+def test_entry_loses_exactly_its_items(graded, entry):
+    missing = missing_defences(entry, graded["mode"])
+    if missing:
+        pytest.skip(f"not defended here under {graded['mode']}: {', '.join(sorted(missing))} "
+                    "missing (docs/threat-model.md)")
+    report = ledger(graded, entry.name)
+    lost = {item["id"]: item["diagnosis"] for item in report["items"] if not item["passed"]}
+    details = {item["id"]: item["message"][:300] for item in report["items"] if not item["passed"]}
+    assert lost == entry.loses, (details, report["errors"][:5])
+    assert report["isolation"] == graded["mode"]
+
+
+def test_honest_students_keep_full_marks_and_no_other_grade_moves(graded):
+    totals = nbgrader_export(graded["class_dir"], graded["course"])
+    assert totals["ada"] == 33.0 and totals["zoe"] == 33.0
+    for entry in graded["entries"]:
+        assert totals[entry.name] == ledger(graded, entry.name)["score"], entry.name
+
+
+def test_no_file_outside_the_scratch_directories_changed(graded):
+    course = graded["course"]
+    assert snapshot(*(course / name for name in ("graders", "solutions", "source", "release"))) \
+        == graded["course_files"], "the course's hidden files changed"
+    assert not graded["planted"] and not marked_by_an_attack(ENGINE), graded["planted"]
+    hostile = {entry.name for entry in graded["entries"]} | {"zoe"}
+    now = snapshot(graded["class_dir"], skip=lambda p: p.name in ("gradebook.db", ".rlcourse-autograde.lock"))
+    changed = {path for path, digest in graded["class_files"].items() if now.get(path) != digest}
+    changed = {p for p in changed if not p.startswith(str(graded["class_dir"] / "reports"))}
+    new = {path for path in set(now) - set(graded["class_files"])
+           if not (Path(path).relative_to(graded["class_dir"]).parts[0] in ("autograded", "feedback")
+                   and Path(path).relative_to(graded["class_dir"]).parts[1] in hostile)
+           and not Path(path).relative_to(graded["class_dir"]).parts[0] in ("reports", "exports")
+           and Path(path).name != "grades.csv"}
+    assert not changed and not new, (sorted(changed), sorted(new))
+
+
+def test_no_hidden_line_reaches_feedback_or_reports(graded):
+    class_dir = graded["class_dir"]
+    hidden = hidden_lines()
+    leaks = {}
+    for path in [*class_dir.glob("feedback/*/ps1/*.html"), *class_dir.glob("autograded/*/ps1/*"),
+                 *class_dir.glob("reports/ps1/*")]:
+        if not path.is_file():
+            continue
+        student = path.relative_to(class_dir).parts[1] if path.parts[-3] != "reports" else None
+        text = readable_text(path)
+        own = graded["notebooks"].get(student, b"").decode()
+        own = "\n".join(cell_text(own))
+        found = sorted(line for line in hidden if line in text and line not in own)
+        if found:
+            leaks[str(path.relative_to(class_dir))] = found[:3]
+    assert not leaks, leaks
+
+
+def test_nothing_the_attacks_started_outlives_the_run(graded):
+    if not graded["leftovers"]:
+        pytest.skip("no entry that leaves processes behind was graded here")
+    assert all(not pids for pids in graded["leftovers"].values()), graded["leftovers"]
+
+
+def test_no_tcp_connection_leaves_a_worker(graded):
+    if not graded["listeners"]:
+        pytest.skip("no entry that opens sockets was graded here")
+    assert all(count == 0 for count in graded["listeners"].values()), graded["listeners"]
