@@ -49,6 +49,7 @@ class Grader:
         self._catalogue = None
         self._cell_order, self._expected_ids = self._release_cells()
         self._skip = self._skippable_cells()
+        self._given = self._given_cells()
         self._redact = Redactor.for_assignment(assignment)
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
@@ -84,7 +85,8 @@ class Grader:
             report = self.unreadable(str(problem), notebook=Path(path).name, path=Path(path))
             report.timings = {"total": time.perf_counter() - started}
             return report
-        student = StudentCode(self._without_skipped_cells(submission), self._launcher)
+        submission = self._as_graded(submission)
+        student = StudentCode(submission, self._launcher)
         student.start()  # the cells run while pytest collects the graders
         try:
             items, internal = self._run_graders(student)
@@ -210,14 +212,43 @@ class Grader:
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
 
-    def _without_skipped_cells(self, submission):
-        """The submission's cells minus the demonstration cells grading does not need."""
-        if not self._skip:
-            return submission
+    def _given_cells(self) -> dict[str, str]:
+        """Source of every locked code cell of the release that is neither a solution nor a
+        test: the given code (environment, training loop, helpers the graders call)."""
+        try:
+            notebook = json.loads(self.assignment.release_notebook.read_text())
+        except (OSError, ValueError):
+            return {}
+        given = {}
+        for cell in notebook["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if (cell["cell_type"] == "code" and meta.get("locked") and meta.get("grade_id")
+                    and not meta.get("solution") and not meta.get("grade")):
+                source = cell["source"]
+                given[meta["grade_id"]] = "".join(source) if isinstance(source, list) else source
+        return given
+
+    def _as_graded(self, submission):
+        """What runs for a submission: its cells in its order, with the given (locked) cells
+        restored to the release's code, as nbgrader's autograde restores them, so that an edited
+        training loop or grading helper cannot hand the graders made-up results; and without the
+        demonstration cells grading skips."""
         import dataclasses
 
-        return dataclasses.replace(submission, cells=tuple(
-            cell for cell in submission.cells if cell.grade_id not in self._skip))
+        cells, notes = [], []
+        for cell in submission.cells:
+            if cell.grade_id in self._skip:
+                continue
+            released = self._given.get(cell.grade_id)
+            if released is not None and cell.source != released:
+                notes.append(f"cell {cell.index} ({cell.grade_id}) is given code but was changed; "
+                             "the released version was run instead")
+                cell = dataclasses.replace(cell, source=released)
+            cells.append(cell)
+        if not notes and len(cells) == len(submission.cells):
+            return submission
+        return dataclasses.replace(submission, cells=tuple(cells),
+                                   warnings=(*submission.warnings, *notes))
 
     # --- compilation cache ----------------------------------------------------------------------
     def _compile_cache_dir(self) -> str:
@@ -245,7 +276,7 @@ class Grader:
                                              isolation=self._launcher.isolation),
                                strategy=self.strategy)
         try:
-            submission = self._without_skipped_cells(load_submission(source))
+            submission = self._as_graded(load_submission(source))
             student = StudentCode(submission, writer)
             try:
                 items, _ = self._run_graders(student)

@@ -149,6 +149,9 @@ class TorchFramework(NumpyFramework):
     def preload(self):
         super().preload()
         importlib.import_module("torch")
+        # The first optimizer step imports torch._dynamo (about 1.8 s), in every submission
+        # that trains; importing it here does it once per run. It starts no threads.
+        importlib.import_module("torch._dynamo")
 
     def array_to_native(self, array):
         import torch

@@ -1,5 +1,6 @@
-"""`skip_cells`: an assignment's demonstration cells that grading does not run. Only locked
-cells after every solution cell qualify, so skipping one can never break a student's code."""
+"""What grading runs of a submission: the given cells as released, whatever the student did to
+them, and not the demonstration cells an assignment lists in `skip_cells` (only locked cells
+after every solution cell qualify, so skipping one can never break a student's code)."""
 import dataclasses
 
 import pytest
@@ -21,7 +22,7 @@ def ps3(course):
 def test_ps3_skips_its_experiments_and_nothing_else(ps3):
     with Grader(ps3, warm_cache=False) as grader:
         submission = load_submission(ps3.source_notebook)
-        kept = {cell.grade_id for cell in grader._without_skipped_cells(submission).cells}
+        kept = {cell.grade_id for cell in grader._as_graded(submission).cells}
     ran = {cell.grade_id for cell in submission.cells}
     assert ran - kept == set(ps3.skip_cells) == {
         "given_comparison", "given_clip_plot", "given_lambda_sweep", "given_sparse", "given_lr_sweep"}
@@ -43,4 +44,28 @@ def test_an_assignment_without_skip_cells_runs_every_cell(course):
     ps1 = course.assignment("ps1")
     with Grader(ps1, warm_cache=False) as grader:
         submission = load_submission(ps1.source_notebook)
-        assert grader._without_skipped_cells(submission) is submission
+        assert grader._as_graded(submission) is submission
+
+
+def test_an_edited_given_cell_runs_as_released_and_the_student_is_told(ps1, tmp_path):
+    import json
+
+    notebook = json.loads(ps1.release_notebook.read_text())
+    given = next(cell for cell in notebook["cells"]
+                 if cell["metadata"].get("nbgrader", {}).get("grade_id") == "given_training")
+    released = "".join(given["source"])
+    given["source"] = "def train(*args, **kwargs):\n    return FAKE_RESULTS\n"
+    path = tmp_path / "ps1.ipynb"
+    path.write_text(json.dumps(notebook))
+    with Grader(ps1, warm_cache=False) as grader:
+        graded = grader._as_graded(load_submission(path))
+    cell = next(cell for cell in graded.cells if cell.grade_id == "given_training")
+    assert cell.source == released
+    assert any("given_training" in note and "released version was run" in note
+               for note in graded.warnings)
+
+
+def test_an_untouched_notebook_is_run_as_submitted(ps1):
+    with Grader(ps1, warm_cache=False) as grader:
+        submission = load_submission(ps1.release_notebook)
+        assert grader._as_graded(submission) is submission
