@@ -97,7 +97,8 @@ class Grader:
             item.message = self._redact(item.message)
         report = Report(self.assignment.name, Path(path).name, items,
                         errors=[self._redact(text) for text in [*submission.warnings, *student.cell_errors]],
-                        sha256=submission.sha256, isolation=self.isolation, artifacts=artifacts)
+                        sha256=submission.sha256, isolation=self.isolation,
+                        confinement=self._launcher.confinement, artifacts=artifacts)
         for problem in internal:
             self.log(f"[{Path(path).name}] grader problem: {problem}")
         report.timings = dict(student.timings, total=time.perf_counter() - started)
@@ -167,7 +168,7 @@ class Grader:
         if path is not None and path.is_file() and not path.is_symlink():
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
         return Report(self.assignment.name, notebook, items, errors=[reason], sha256=digest,
-                      isolation=self.isolation)
+                      isolation=self.isolation, confinement=self._launcher.confinement)
 
     def _release_cells(self) -> tuple[list[str], set[str]]:
         """The released notebook's grade_ids in order, and those a submission's run should have

@@ -37,6 +37,9 @@ class Report:
     errors: list[str] = dataclasses.field(default_factory=list)
     sha256: str | None = None
     isolation: str = "rlimits"
+    confinement: dict = dataclasses.field(default_factory=dict)
+    """What confined the worker besides `isolation`: {"landlock": ABI version (0: none),
+    "pids_cgroup": bool}; empty in reports older than these layers."""
     timings: dict = dataclasses.field(default_factory=dict)
     artifacts: dict = dataclasses.field(default_factory=dict)
     """Plain data for the feedback page's figures (see graders/<assignment>/feedback.py)."""
@@ -56,6 +59,7 @@ class Report:
         return {"assignment": self.assignment, "score": self.score, "max_score": self.max_score,
                 "items": [item.to_json() for item in self.items], "errors": list(self.errors),
                 "notebook": self.notebook, "sha256": self.sha256, "isolation": self.isolation,
+                "confinement": dict(self.confinement),
                 "timings": {key: round(value, 3) for key, value in self.timings.items()},
                 "artifacts": self.artifacts}
 
@@ -69,7 +73,8 @@ class Report:
                  for item in data["items"]]
         return cls(data["assignment"], data.get("notebook", ""), items,
                    errors=list(data.get("errors", [])), sha256=data.get("sha256"),
-                   isolation=data.get("isolation", "rlimits"), timings=dict(data.get("timings", {})),
+                   isolation=data.get("isolation", "rlimits"),
+                   confinement=dict(data.get("confinement", {})), timings=dict(data.get("timings", {})),
                    artifacts=dict(data.get("artifacts", {})))
 
     def dumps(self) -> str:

@@ -78,6 +78,8 @@ def bwrap_command(command: list[str], *, environment: dict, writable=(), readabl
             argv += ["--ro-bind", f"/{name}", f"/{name}"]
     if os.path.exists("/etc/ld.so.cache"):
         argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    if os.path.isdir("/etc/fonts"):  # matplotlib lists the system's fonts with fc-list
+        argv += ["--ro-bind", "/etc/fonts", "/etc/fonts"]
     if tmp_bytes and _bwrap_knows("--size"):  # bubblewrap 0.7 and later
         argv += ["--size", str(tmp_bytes)]
     argv += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
