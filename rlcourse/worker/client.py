@@ -316,6 +316,24 @@ class _Launcher:
 
         return {"landlock": self._landlock, "pids_cgroup": self._cgroups and pids_parent() is not None}
 
+    @contextlib.contextmanager
+    def _cgroup_for_launch(self, theirs: socket.socket):
+        """A new pids cgroup for the worker being launched, with an open descriptor of its
+        `cgroup.procs` for the worker to join (None, None where there are none). The cgroup is
+        removed if the launch fails; the descriptors are closed here once it is handed over."""
+        group = self._new_cgroup()
+        procs = group.open_procs() if group else None
+        try:
+            yield group, procs
+        except BaseException:
+            if group:
+                group.remove()
+            raise
+        finally:
+            theirs.close()
+            if procs is not None:
+                os.close(procs)
+
     def _new_cgroup(self) -> PidsCgroup | None:
         group = PidsCgroup.create(self.options.limits.processes) if self._cgroups else None
         self._cgroups = group is not None  # not available here: do not try for every worker
@@ -366,23 +384,12 @@ class SpawnLauncher(_Launcher):
         if self.isolation == "bwrap":
             command = _sandboxed(command, self.options, home=scratch)
             spec.update(network=None, landlock=None, capabilities=None)
-        group = self._new_cgroup()
-        fds = [theirs.fileno()]
-        if group:
-            spec["cgroup_fd"] = group.open_procs()
-            fds.append(spec["cgroup_fd"])
-        try:
+        with self._cgroup_for_launch(theirs) as (group, procs):
+            spec["cgroup_fd"] = procs
             process = subprocess.Popen(
-                command, pass_fds=fds, stdin=subprocess.DEVNULL, env=worker_environment(),
-                start_new_session=True, cwd=scratch, preexec_fn=lambda: confine.confine(spec))
-        except BaseException:
-            if group:
-                group.remove()
-            raise
-        finally:
-            theirs.close()
-            if group:
-                os.close(spec["cgroup_fd"])
+                command, pass_fds=[theirs.fileno(), *([procs] if group else [])],
+                stdin=subprocess.DEVNULL, env=worker_environment(), start_new_session=True,
+                cwd=scratch, preexec_fn=lambda: confine.confine(spec))
 
         def reap():
             try:
@@ -456,18 +463,8 @@ class ForkLauncher(_Launcher):
                    "confinement": self._spec(scratch, in_sandbox=self.isolation == "bwrap"),
                    "compile_cache": self.options.compile_cache,
                    "cache_writable": self.options.cache_writable}
-        group = self._new_cgroup()
-        procs = group.open_procs() if group else None
-        try:
-            reply = self._ask(request, [theirs.fileno()] + ([procs] if group else []))
-        except BaseException:
-            if group:
-                group.remove()
-            raise
-        finally:
-            theirs.close()
-            if group:
-                os.close(procs)
+        with self._cgroup_for_launch(theirs) as (group, procs):
+            reply = self._ask(request, [theirs.fileno(), *([procs] if group else [])])
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 0:
             if group:

@@ -89,7 +89,7 @@ def pids_with(marker: str) -> list[int]:
     return found
 
 
-def wait_until_gone(marker: str, timeout: float = 5.0) -> list[int]:
+def wait_until_gone(marker: str, timeout: float = 30.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
