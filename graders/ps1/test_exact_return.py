@@ -1,4 +1,6 @@
 """exact_return: expected return by dynamic programming, for any theta and horizon."""
+from functools import partial
+
 import numpy as np
 
 from rlcourse.grading.rubric import Evidence, as_array, item
@@ -46,7 +48,7 @@ def test_gradient(student, exact, models, explain, rng):
                                          wrt="theta")
         evidence.compare(as_array(grad, what=what, shape=(3,)), exact.exact_gradient(theta, horizon),
                          what=what, rtol=1e-3, atol=2e-5, explain=explain,
-                         models=models.exact_return_gradients(theta, horizon),
+                         models=partial(models.exact_return_gradients, theta, horizon),
                          see="write the DP with jax.numpy operations only (no Python floats from "
                              "float(...) or numpy), so jax.grad can follow it.")
     evidence.conclude()

@@ -1,7 +1,9 @@
 """The notebook's exercises, read back as variables and checked against exact values."""
+from functools import partial
+
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, expect_close, fmt, item
+from rlcourse.grading.rubric import Failure, as_array, expect_close, fmt, item, negated
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
@@ -89,7 +91,8 @@ def test_sampled_vs_exact(student, exact, models, explain):
     truth = exact.exact_gradient(z, 8)
     exact_value = as_array(values["exact"], what="exact", shape=(3,))
     expect_close(exact_value, truth, what="exact", rtol=1e-4, atol=1e-5,
-                 models=[("loss_sign", -truth)] + models.exact_return_gradients(z, 8),
+                 models=partial(lambda truth, z: [("loss_sign", -truth)] + models.exact_return_gradients(z, 8),
+                                truth, z),
                  explain=explain, see="exact = jax.grad(exact_return)(z).")
     batch = values["batch"]
     if not isinstance(batch, dict) or not {"observation", "action", "reward", "active", "old_logp"} <= set(batch):
@@ -99,8 +102,7 @@ def test_sampled_vs_exact(student, exact, models, explain):
     on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
     sampled = as_array(values["sampled"], what="sampled", shape=(3,))
     expect_close(sampled, on_batch, what="sampled", rtol=1e-3, atol=1e-5,
-                 models=[(tag, -value) for tag, value in
-                         models.loss_gradients(z, batch, "reinforce", 0.2).items()],
+                 models=partial(negated, models.loss_gradients, z, batch, "reinforce", 0.2),
                  explain=explain,
                  see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce'): the minus sign turns "
                      "the loss gradient into the objective's.")

@@ -5,9 +5,11 @@ Values and gradients are compared with `exact.surrogate_loss` / `exact.surrogate
 enumeration of every episode. Inputs use clip values, horizons and batch sizes the notebook never
 shows, and parameters that differ from the behaviour policy's.
 """
+from functools import partial
+
 import numpy as np
 
-from rlcourse.grading.rubric import Evidence, Failure, as_array, fmt, item
+from rlcourse.grading.rubric import Evidence, Failure, as_array, fmt, item, negated
 
 CELL = "test_policy_loss"
 # Every batch has one of two shapes, [4, 28] and [6, 93]: the number of distinct episodes of
@@ -104,8 +106,7 @@ def test_reinforce_gradient_exact(student, exact, models, explain, rng):
                                          wrt="theta", compiled=True)
         grad = as_array(grad, what="the gradient of policy_loss", shape=(3,))
         received = as_received(sent)
-        candidates = [(tag, -value) for tag, value in
-                      models.loss_gradients(theta32, received, "reinforce", 0.2).items()]
+        candidates = partial(negated, models.loss_gradients, theta32, received, "reinforce", 0.2)
         evidence.compare(-grad, exact.exact_gradient(theta, horizon), what=what, models=candidates,
                          explain=explain, rtol=2e-3, atol=2e-4,
                          see="compare -jax.grad(policy_loss)(z, batch, 'reinforce') with "
@@ -139,8 +140,8 @@ def test_ppo_gradient(student, exact, models, explain, rng):
         grad = as_array(grad, what=what, shape=(3,))
         received = as_received(records)
         evidence.compare(grad, exact.surrogate_gradient(theta, received, "ppo", clip), what=what,
-                         models=models.loss_gradients(theta, received, "ppo", clip), explain=explain,
-                         **GRAD_TOL,
+                         models=partial(models.loss_gradients, theta, received, "ppo", clip),
+                         explain=explain, **GRAD_TOL,
                          see="jax.grad(policy_loss)(theta, records) at a theta other than the one "
                              "that collected the records; the clipped terms should contribute nothing.")
     evidence.conclude()
@@ -167,12 +168,12 @@ def test_ppo_clip_both_signs(student, exact, models, explain):
                                                  clip=clip, wrt="theta", compiled=True)
             values.compare(as_array(value, what=what, shape=()),
                            exact.surrogate_loss(theta, received, "ppo", clip), what=what,
-                           models=models.loss_values(theta, received, "ppo", clip), explain=explain,
+                           models=partial(models.loss_values, theta, received, "ppo", clip), explain=explain,
                            **VALUE_TOL, see="tabulate min(r*A, clip(r)*A) for r in [0.5, 1, 1.6] and A = ±1.")
             gradients.compare(as_array(grad, what=f"the gradient of {what}", shape=(3,)),
                               exact.surrogate_gradient(theta, received, "ppo", clip),
                               what=f"the gradient of {what}",
-                              models=models.loss_gradients(theta, received, "ppo", clip),
+                              models=partial(models.loss_gradients, theta, received, "ppo", clip),
                               explain=explain, **GRAD_TOL,
                               see="the objective is flat only where the min picks the clipped term.")
     values.conclude()
@@ -222,7 +223,7 @@ def test_ppo_equals_reinforce_at_ratio_one(student, exact, models, explain, rng)
         _, grad = student.value_and_grad("policy_loss", theta, records, method=method, clip=0.15,
                                          wrt="theta", compiled=True)
         evidence.compare(as_array(grad, what=what, shape=(3,)), expected, what=what,
-                         models=models.loss_gradients(theta, received, method, 0.15),
+                         models=partial(models.loss_gradients, theta, received, method, 0.15),
                          explain=explain, **GRAD_TOL,
                          see="at theta == theta_old every ratio is 1, so both objectives have the same slope.")
     evidence.conclude()

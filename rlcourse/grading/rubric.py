@@ -111,21 +111,33 @@ class Evidence:
     def compare(self, actual, expected, *, what: str, rtol: float = 1e-4, atol: float = 1e-5,
                 models=None, see: str = "", explain: dict | None = None) -> bool:
         """Record one case; True if it matched. `models`: a dict tag -> value, or a list of
-        (tag, value) pairs when one tag has several forms."""
-        pairs = list(models.items() if isinstance(models, dict) else (models or ()))
-        matching = {tag for tag, value in pairs if close(actual, value, rtol=rtol, atol=atol)}
-        distinct = {tag for tag, value in pairs if not close(value, expected, rtol=rtol, atol=atol)}
+        (tag, value) pairs when one tag has several forms, or a function of no arguments
+        returning either (bind its inputs now, e.g. with functools.partial): it is called only
+        if the item fails, so costly models (finite differences of every bug) cost nothing for
+        the students who pass."""
         ok = close(actual, expected, rtol=rtol, atol=atol)
         self._cases.append(dict(ok=ok, actual=actual, expected=expected, what=what, see=see,
-                                explain=explain or {}, tags=[tag for tag, _ in pairs],
-                                matching=matching, distinct=distinct))
+                                explain=explain or {}, models=models, rtol=rtol, atol=atol))
         return ok
+
+    @staticmethod
+    def _weigh_models(case: dict) -> None:
+        """Which of the case's bug models match the student's value, and which differ from the
+        right answer (a model equal to the truth on this input cannot tell anything)."""
+        models = case["models"]() if callable(case["models"]) else case["models"]
+        pairs = list(models.items() if isinstance(models, dict) else (models or ()))
+        close_to = lambda a, b: close(a, b, rtol=case["rtol"], atol=case["atol"])  # noqa: E731
+        case["tags"] = [tag for tag, _ in pairs]
+        case["matching"] = {tag for tag, value in pairs if close_to(case["actual"], value)}
+        case["distinct"] = {tag for tag, value in pairs if not close_to(value, case["expected"])}
 
     def conclude(self) -> None:
         """Pass if every case matched; otherwise raise a Failure about the first wrong case."""
         failing = [case for case in self._cases if not case["ok"]]
         if not failing:
             return
+        for case in self._cases:
+            self._weigh_models(case)
         first = failing[0]
         tag = "wrong_value"
         for candidate in dict.fromkeys(t for case in self._cases for t in case["tags"]):
@@ -138,6 +150,12 @@ class Evidence:
         if tag != "wrong_value" and tag in first["explain"]:
             did += f", which is what {first['explain'][tag]} gives"
         raise Failure(tag, did=did, should=f"it should be {fmt(first['expected'])}", see=first["see"])
+
+
+def negated(models, *args) -> list:
+    """`models(*args)` (a dict tag -> value) with every value's sign flipped, as (tag, value)
+    pairs: for comparing minus a gradient. Pass it lazily: `partial(negated, models, ...)`."""
+    return [(tag, -np.asarray(value)) for tag, value in models(*args).items()]
 
 
 def expect_close(actual, expected, **options) -> None:

@@ -60,3 +60,33 @@ class TestEvidence:
         failure = Failure("wrong_value", did="policy_loss(theta) gave 1", should="it should be 2",
                           see="print policy_loss(theta)")
         assert failure.message == "policy_loss(theta) gave 1. It should be 2. To see it: Print policy_loss(theta)."
+
+
+def test_lazy_models_cost_nothing_when_the_item_passes():
+    calls = []
+
+    def models():
+        calls.append(1)
+        return {"loss_sign": -1.0}
+
+    evidence = Evidence()
+    evidence.compare(1.0, 1.0, what="x", models=models)
+    evidence.conclude()
+    assert calls == []
+
+
+def test_lazy_models_diagnose_a_failure_as_eager_ones_do():
+    from functools import partial
+
+    from rlcourse.grading.rubric import negated
+
+    def gradients(scale):
+        return {"loss_sign": scale * np.array([1.0, 2.0])}
+
+    for models in (partial(negated, gradients, -1.0), negated(gradients, -1.0)):
+        evidence = Evidence()
+        evidence.compare(np.array([1.0, 2.0]), np.array([-1.0, -2.0]), what="minus the gradient",
+                         models=models)
+        with pytest.raises(Failure) as failed:
+            evidence.conclude()
+        assert failed.value.tag == "loss_sign"
