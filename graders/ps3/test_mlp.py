@@ -3,7 +3,6 @@ finite differences of the oracle's forward pass, in random shapes with batches o
 
 The graders call the given `mlp_gradients(params, x, grad_out)`, which runs the student's
 forward and backward passes in the student's process, so the cache never leaves it."""
-import numpy as np
 
 from rlcourse.grading.rubric import BadOutput, Evidence, as_array, item
 

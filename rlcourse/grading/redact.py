@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 MIN_LINE_CHARS = 16
 REPLACEMENT = "[hidden]"

@@ -1,7 +1,6 @@
 """The readable reference solution of ps2 (PPO with GAE, PyTorch), the same code as the source
 notebook's answers. The graders never trust it: the oracle in exact.py is independent, and
 tests/solutions/test_ps2_exact.py checks one against the other."""
-import numpy as np
 import torch
 from torch.distributions import Normal
 

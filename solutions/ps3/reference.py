@@ -7,7 +7,6 @@ source notebook's code, without its experiments and checks.
 
 
 # --- given: environment, network container, optimiser ----------------------------------------
-import matplotlib.pyplot as plt
 import numpy as np
 
 
