@@ -116,7 +116,7 @@ class InProcess:
         self._grader = None
         self.workers = 1
 
-    def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report]]:
+    def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
         for job in jobs:
             if self._grader is None:
                 from rlcourse.grading.pipeline import Grader
@@ -318,7 +318,7 @@ class Dask:
             count = len(self._client.scheduler_info().get("workers", {}))
             self.log(f"dask: grading on {where} ({count} workers)")
 
-    def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report]]:
+    def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
         if not jobs:
             return
         from distributed import as_completed

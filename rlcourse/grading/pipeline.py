@@ -47,9 +47,10 @@ class Grader:
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.known_tags = set(load_diagnoses(assignment.grader_dir))
         self._catalogue = None
-        self._cell_order, self._expected_ids = self._release_cells()
-        self._skip = self._skippable_cells()
-        self._given = self._given_cells()
+        release = self._release_notebook()
+        self._cell_order, self._expected_ids = self._release_cells(release)
+        self._skip = self._skippable_cells(release)
+        self._given = self._given_cells(release)
         self._redact = Redactor.for_assignment(assignment)
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
@@ -170,15 +171,19 @@ class Grader:
         return Report(self.assignment.name, notebook, items, errors=[reason], sha256=digest,
                       isolation=self.isolation, confinement=self._launcher.confinement)
 
-    def _release_cells(self) -> tuple[list[str], set[str]]:
+    def _release_notebook(self) -> dict:
+        """The released notebook as JSON, read once per Grader; an empty one if it is missing
+        or unreadable (then no cell is expected, none restored, and none may be skipped)."""
+        try:
+            return json.loads(self.assignment.release_notebook.read_text())
+        except (OSError, ValueError):
+            return {"cells": []}
+
+    def _release_cells(self, release: dict) -> tuple[list[str], set[str]]:
         """The released notebook's grade_ids in order, and those a submission's run should have
         (every nbgrader cell but the visible test cells, which are never run)."""
-        try:
-            notebook = json.loads(self.assignment.release_notebook.read_text())
-        except (OSError, ValueError):
-            return [], set()
         order, expected = [], set()
-        for cell in notebook["cells"]:
+        for cell in release["cells"]:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if grade_id:
                 order.append(grade_id)
@@ -186,16 +191,15 @@ class Grader:
                     expected.add(grade_id)
         return order, expected
 
-    def _skippable_cells(self) -> frozenset[str]:
+    def _skippable_cells(self, release: dict) -> frozenset[str]:
         """The assignment's `skip_cells`, checked against the release: each must be a locked
         cell that is not a solution cell and comes after the last solution cell, so that no
         student code written in the notebook's own cells can depend on what it defines."""
         wanted = set(self.assignment.skip_cells)
         if not wanted:
             return frozenset()
-        notebook = json.loads(self.assignment.release_notebook.read_text())
         last_solution, found = -1, {}
-        for position, cell in enumerate(notebook["cells"]):
+        for position, cell in enumerate(release["cells"]):
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if meta.get("solution"):
                 last_solution = position
@@ -213,15 +217,11 @@ class Grader:
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
 
-    def _given_cells(self) -> dict[str, str]:
+    def _given_cells(self, release: dict) -> dict[str, str]:
         """Source of every locked code cell of the release that is neither a solution nor a
         test: the given code (environment, training loop, helpers the graders call)."""
-        try:
-            notebook = json.loads(self.assignment.release_notebook.read_text())
-        except (OSError, ValueError):
-            return {}
         given = {}
-        for cell in notebook["cells"]:
+        for cell in release["cells"]:
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if (cell["cell_type"] == "code" and meta.get("locked") and meta.get("grade_id")
                     and not meta.get("solution") and not meta.get("grade")):
