@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -386,7 +387,7 @@ class SpawnLauncher(_Launcher):
             spec.update(network=None, landlock=None, capabilities=None)
         with self._cgroup_for_launch(theirs) as (group, procs):
             spec["cgroup_fd"] = procs
-            process = subprocess.Popen(
+            process = popen_from_lasting_thread(
                 command, pass_fds=[theirs.fileno(), *([procs] if group else [])],
                 stdin=subprocess.DEVNULL, env=worker_environment(), start_new_session=True,
                 cwd=scratch, preexec_fn=lambda: confine.confine(spec))
@@ -401,6 +402,29 @@ class SpawnLauncher(_Launcher):
 
     def close(self) -> None:
         pass
+
+
+_SPAWNER = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def popen_from_lasting_thread(*args, **kwargs) -> subprocess.Popen:
+    """`subprocess.Popen`, run in a thread that lives as long as this process.
+
+    bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that
+    started the sandbox exits, not the process. A worker started from a short-lived thread (the
+    one that runs a submission's cells while pytest collects, or a grading service's request
+    thread) was killed as soon as that thread finished: mid-grading, which cost items their
+    points. Starting every sandbox from one lasting thread keeps --die-with-parent meaning
+    "dies with the grader"."""
+    global _SPAWNER
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            import concurrent.futures
+
+            _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                             thread_name_prefix="rlcourse-spawner")
+    return _SPAWNER.submit(subprocess.Popen, *args, **kwargs).result()
 
 
 def worker_environment() -> dict:
@@ -446,7 +470,7 @@ class ForkLauncher(_Launcher):
                    "--framework", options.framework]
         if isolation == "bwrap":
             command = _sandboxed(command, options, home=self._run_root)
-        self._template = subprocess.Popen(command, pass_fds=(theirs.fileno(),),
+        self._template = popen_from_lasting_thread(command, pass_fds=(theirs.fileno(),),
                                           stdin=subprocess.DEVNULL, env=worker_environment(),
                                           start_new_session=True, cwd=self._run_root)
         theirs.close()

@@ -161,3 +161,28 @@ def test_jax_works_in_a_forked_worker():
             worker.kill()
     finally:
         launcher.close()
+
+
+class TestLifetime:
+    def test_a_worker_launched_from_a_thread_that_ends_keeps_answering(self, launcher):
+        """Grading starts a submission's worker from a short-lived thread (its cells run while
+        pytest collects); the worker must live until the grader stops it, not die with that
+        thread, as bubblewrap's --die-with-parent once made it do."""
+        import threading
+
+        launched = []
+
+        def start_and_run_cells():
+            launched.append(launcher.launch())
+            run(launched[0], "def seven():\n    return 7")  # the worker is up before the thread ends
+
+        starter = threading.Thread(target=start_and_run_cells)
+        starter.start()
+        starter.join()
+        worker = launched[0]
+        try:
+            time.sleep(0.5)  # a parent-death signal would land as the thread exits
+            assert call(worker, "seven") == 7
+            assert worker.alive
+        finally:
+            worker.kill()
