@@ -18,8 +18,13 @@ class NumpyFramework:
     def preload(self):
         """Import what every submission needs, before any student code runs: in the fork
         template, once per run rather than once per student. Every notebook of the course plots,
-        and importing pyplot (with its font list) cost a quarter of a second per submission."""
+        and importing pyplot (with its font list) cost a quarter of a second per submission;
+        IPython's cell transformer (which runs every cell's magics) another 0.03 s."""
         importlib.import_module("matplotlib.pyplot")
+        try:
+            importlib.import_module("IPython.core.inputtransformer2")
+        except ImportError:
+            pass  # the worker then strips magics itself (rlcourse.worker.server._transform_cell)
 
     def configure(self, *, compile_cache=None, cache_writable=False):
         """Set process-wide options once the worker has started."""
@@ -70,6 +75,8 @@ class JaxFramework(NumpyFramework):
         super().preload()
         importlib.import_module("jax")
         importlib.import_module("jax.numpy")
+        # The MLIR dialect the first jit lowers to, else imported in every submission (0.01 s).
+        importlib.import_module("jaxlib.mlir.dialects.mhlo")
 
     def configure(self, *, compile_cache=None, cache_writable=False):
         import jax
