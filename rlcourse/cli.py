@@ -11,12 +11,23 @@ from rlcourse.course import Course, CourseError
 
 
 def _grade(options) -> int:
-    from rlcourse.grading.pipeline import grade_notebooks
+    from rlcourse.grading.report import Report
     from rlcourse.render import print_report
 
-    assignment = Course.find().assignment(options.assignment)
-    reports = grade_notebooks(assignment, options.paths, strategy=options.strategy,
-                              isolation=options.isolation)
+    course = Course.find()
+    assignment = course.assignment(options.assignment)
+    reports = []
+    if not options.no_service:
+        from rlcourse.service import ask_service
+
+        served = ask_service(course, assignment.name, options.paths, strategy=options.strategy,
+                             isolation=options.isolation)
+        reports = [Report.from_json(data) for data in served]
+    if len(reports) < len(options.paths):
+        from rlcourse.grading.pipeline import grade_notebooks
+
+        reports += grade_notebooks(assignment, options.paths[len(reports):],
+                                   strategy=options.strategy, isolation=options.isolation)
     if options.json:
         payload = [report.to_json() for report in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
@@ -24,6 +35,13 @@ def _grade(options) -> int:
         for report in reports:
             print_report(report, diagnoses_dir=assignment.grader_dir)
     return 0
+
+
+def _serve(options) -> int:
+    from rlcourse.service import run_service
+
+    return run_service(Course.find(), assignments=options.assignment or None,
+                       strategy=options.strategy, isolation=options.isolation)
 
 
 def _class_dir(options):
@@ -104,7 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("paths", nargs="+", type=Path, help="submitted .ipynb files")
     grade.add_argument("--json", action="store_true",
                        help="print one JSON object (a list for several notebooks) instead of tables")
+    grade.add_argument("--no-service", action="store_true",
+                       help="grade in this process even if `rlcourse serve` is running")
     grade.set_defaults(run=_grade)
+
+    serve = commands.add_parser(
+        "serve", help="keep graders warm so `rlcourse grade` answers in seconds (until Ctrl-C)")
+    serve.add_argument("assignment", nargs="*",
+                       help="assignments to keep warm (default: every assignment of the course)")
+    serve.set_defaults(run=_serve)
 
     autograde = commands.add_parser(
         "autograde", help="grade submitted/<student>/<assignment>/ into nbgrader's gradebook")
@@ -135,14 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="say which isolation level grading would use, and why")
     doctor.set_defaults(run=_doctor)
 
-    for sub in (grade, autograde, demo):
+    for sub in (grade, serve, autograde, demo):
         sub.add_argument("--strategy", choices=("fork", "spawn"), default="fork",
                          help="start workers by forking a warm template (default) or afresh")
     for sub in (autograde, demo):
         sub.add_argument("--workers", type=int, default=None, metavar="N",
                          help="grade N submissions at once, each grading process with its own "
                               "sandboxed workers (default: every core; 1 grades in this process)")
-    for sub in (grade, autograde, demo, doctor):
+    for sub in (grade, serve, autograde, demo, doctor):
         sub.add_argument("--isolation", choices=("auto", "bwrap", "rlimits"), default=None,
                          help="bwrap sandbox, plain resource limits, or the best available "
                               "(default; also $RLCOURSE_ISOLATION)")

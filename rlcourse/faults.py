@@ -11,7 +11,8 @@ import signal
 def crash_point(stage: str, student: str) -> None:
     """RLCOURSE_KILL_AT=graded:alice kills this process with SIGKILL right after that stage for
     that student, as `kill -9` would. Stages: `graded` and `recorded` (rlcourse autograde),
-    `pool-grading` (a local grading process, mid-task), `dask-grading` (a Dask worker); with
+    `pool-grading` (a local grading process, mid-task), `dask-grading` (a Dask worker),
+    `serving` (`rlcourse serve`, before grading a notebook, keyed by the notebook's file name); with
     RLCOURSE_KILL_ONCE=FILE only the first process to create FILE is killed, so the task's
     second attempt, on another worker, goes through."""
     if os.environ.get("RLCOURSE_KILL_AT") != f"{stage}:{student}":

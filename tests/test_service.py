@@ -1,0 +1,162 @@
+"""`rlcourse serve`: a warm service that `rlcourse grade` asks first. It must give exactly the
+report grading in the command's own process gives, never grade with graders older than the
+files on disk, answer only its own user, and cost nothing when it dies mid-request."""
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from test_autograde import BIN, DEMO, ROOT, env
+
+pytestmark = pytest.mark.slow
+
+ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"
+SERVED = "graded by the running service"
+
+
+@pytest.fixture
+def socket_path():
+    """In a folder anyone may enter, so that only the service's own folder (0700) and socket
+    (0600) keep other users out."""
+    base = Path(tempfile.mkdtemp(prefix="rlcourse-service-test-"))
+    os.chmod(base, 0o755)
+    yield base / "service" / "grade.sock"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def start_service(socket_path: Path, *, cwd=ROOT, **extra_env) -> subprocess.Popen:
+    process = subprocess.Popen([str(BIN / "rlcourse"), "serve", "ps1"], cwd=cwd,
+                               env=env(RLCOURSE_SERVICE=str(socket_path), **extra_env),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_socket(socket_path, process)
+    return process
+
+
+def wait_for_socket(path: Path, process: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the service exited: {process.stderr.read()}")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(str(path))
+                return
+            except OSError:
+                time.sleep(0.2)
+    raise AssertionError("the service never listened")
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def grade(socket_path: Path, notebook: Path, *extra, cwd=ROOT, **extra_env):
+    run = subprocess.run([str(BIN / "rlcourse"), "grade", "ps1", str(notebook), "--json", *extra],
+                         cwd=cwd, env=env(RLCOURSE_SERVICE=str(socket_path), **extra_env),
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout), run.stderr
+
+
+def comparable(report: dict) -> dict:
+    """A report without what differs from run to run (how long things took)."""
+    report = dict(report, timings=None)
+    report["items"] = [dict(entry, seconds=None) for entry in report["items"]]
+    return report
+
+
+def test_a_served_grade_is_the_report_grading_here_gives(socket_path):
+    service = start_service(socket_path)
+    try:
+        served, said = grade(socket_path, ADA)
+        assert SERVED in said
+        here, said_here = grade(socket_path, ADA, "--no-service")
+        assert SERVED not in said_here
+        assert comparable(served) == comparable(here)
+        assert served["score"] == served["max_score"] == 33.0
+        assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+    finally:
+        stop(service)
+    assert not socket_path.exists(), "a stopped service leaves no socket behind"
+
+
+def test_without_a_service_grade_works_alone(socket_path):
+    report, said = grade(socket_path, ADA)
+    assert SERVED not in said and "service" not in said
+    assert report["score"] == 33.0
+
+
+def test_changed_graders_are_never_served_stale(tmp_path, socket_path):
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    for folder in ("graders", "release", "source", "solutions"):
+        shutil.copytree(ROOT / folder / "ps1", course / folder / "ps1",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    service = start_service(socket_path, cwd=course)
+    try:
+        before, said = grade(socket_path, ADA, cwd=course)
+        assert SERVED in said
+        titles = {entry["id"]: entry["title"] for entry in before["items"]}
+        assert titles["exercises.changed_seed"] == "REINFORCE from another seed"
+
+        graders = course / "graders" / "ps1" / "test_exercises.py"
+        graders.write_text(graders.read_text().replace(
+            'title="REINFORCE from another seed"', 'title="REINFORCE again, another seed"'))
+        after, said = grade(socket_path, ADA, cwd=course)
+        assert SERVED not in said and "changed since the service started" in said
+        titles = {entry["id"]: entry["title"] for entry in after["items"]}
+        assert titles["exercises.changed_seed"] == "REINFORCE again, another seed"
+
+        wait_for_socket(socket_path, service)  # it restarted itself with the new graders
+        again, said = grade(socket_path, ADA, cwd=course)
+        assert SERVED in said
+        assert comparable(again) == comparable(after)
+    finally:
+        stop(service)
+
+
+def test_a_service_killed_mid_request_costs_nothing(socket_path):
+    service = start_service(socket_path, RLCOURSE_KILL_AT="serving:ps1.ipynb")
+    try:
+        report, said = grade(socket_path, ADA)
+        assert "grading here instead" in said
+        assert report["score"] == 33.0
+        assert service.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        stop(service)
+
+
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or ""
+"""An interpreter another user may run (the environment's may sit under /root)."""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not SYSTEM_PYTHON, reason="needs root and a system python3")
+def test_another_user_cannot_reach_the_service(socket_path):
+    service = start_service(socket_path)
+    try:
+        probe = subprocess.run(
+            [SYSTEM_PYTHON, "-c",
+             "import socket, sys\ns = socket.socket(socket.AF_UNIX)\n"
+             "try:\n    s.connect(sys.argv[1])\nexcept PermissionError:\n    print('refused')\n",
+             str(socket_path)],
+            capture_output=True, text=True, timeout=60,
+            preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+        assert probe.stdout.strip() == "refused", probe.stderr
+    finally:
+        stop(service)
