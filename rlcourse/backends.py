@@ -277,13 +277,18 @@ def grade_on_dask_worker(course_root: str, name: str, fingerprint: str, settings
             raise RuntimeError(f"this worker's copy of {name}'s graders or release at {root} "
                                "differs from the caller's; update it before grading")
         key = (root, name, settings)
-        grader = _DASK_GRADERS.get(key)
+        grader, loaded = _DASK_GRADERS.get(key, (None, None))
+        if grader is not None and loaded != fingerprint:
+            # pytest keeps the grader modules it imported for the life of the process, so a
+            # Grader cannot reload them: grading on would use the old graders.
+            raise RuntimeError(f"this worker loaded {name}'s graders before they changed at {root}; "
+                               "restart it (dask worker) to grade with the new ones")
         if grader is None:
             from rlcourse.grading.pipeline import Grader
 
             grader = Grader(assignment, strategy=settings.strategy, isolation=settings.isolation,
                             warm_cache=settings.warm_cache)
-            _DASK_GRADERS[key] = grader
+            _DASK_GRADERS[key] = (grader, fingerprint)
         crash_point("dask-grading", student)
         if problem is not None:
             return grade_job(grader, Job(student, None, problem)).to_json()
@@ -296,10 +301,16 @@ def grade_on_dask_worker(course_root: str, name: str, fingerprint: str, settings
 class Dask:
     """Submissions as tasks on a Dask cluster; results come back to the caller as data."""
 
+    IN_FLIGHT = 64
+    """Notebooks sent ahead of the results: each task carries its notebook's bytes, and the
+    scheduler holds them until a worker takes the task, so a class of 2,000 is sent a window at
+    a time (a few MB) rather than all at once (about 200 MB)."""
+
     def __init__(self, assignment: Assignment, settings: GraderSettings, *, scheduler: str | None,
-                 workers: int, log=None):
+                 workers: int, log=None, in_flight: int | None = None):
         self.assignment, self.settings, self.log = assignment, settings, log
         self.workers = workers
+        self.in_flight = in_flight
         self.scheduler = scheduler
         self._client = None
         self._cluster = None
@@ -326,8 +337,16 @@ class Dask:
         warm_once(self.assignment, self.settings, self.log)
         self._connect()
         fingerprint = assignment_fingerprint(self.assignment)
+        window = self.in_flight or max(self.IN_FLIGHT,
+                                       4 * len(self._client.scheduler_info().get("workers", {})))
+        waiting = iter(jobs)
         futures = {}
-        for job in jobs:
+        finished = as_completed()
+
+        def send_next() -> None:
+            job = next(waiting, None)
+            if job is None:
+                return
             content = job.path.read_bytes() if job.path is not None else None
             future = self._client.submit(
                 grade_on_dask_worker, str(self.assignment.course.root), self.assignment.name,
@@ -335,8 +354,13 @@ class Dask:
                 job.problem, key=f"rlcourse-{self.assignment.name}-{job.student}-{os.urandom(4).hex()}",
                 pure=False, retries=1)
             futures[future] = job
-        for future in as_completed(futures):
-            job = futures[future]
+            finished.add(future)
+
+        for _ in range(window):
+            send_next()
+        for future in finished:
+            job = futures.pop(future)
+            send_next()
             try:
                 yield job, Report.from_json(future.result())
             except Exception as error:  # noqa: BLE001 - KilledWorker, a refusing worker, ...

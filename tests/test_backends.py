@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_autograde import BIN, ROOT, env, ledger_score, make_class, nbgrader_export, rlcourse
+from test_autograde import BIN, DEMO, ROOT, env, ledger_score, make_class, nbgrader_export, rlcourse
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
 
@@ -149,3 +149,70 @@ class TestDask:
         with pytest.raises(RuntimeError, match="differs from the caller's"):
             grade_on_dask_worker(str(ROOT), "ps1", "0" * 64, GraderSettings(), "ada", "ps1.ipynb",
                                  b"{}", None)
+
+    def test_notebooks_are_sent_a_window_at_a_time(self):
+        """Each task carries its notebook's bytes, so the caller keeps only a window of them at
+        the scheduler: with a window of one, nothing is sent while a task is unfinished, and
+        every submission is still graded."""
+        from rlcourse.backends import Dask, GraderSettings, Job
+        from rlcourse.course import Course
+
+        unfinished_at_send = []
+
+        class Watched(Dask):
+            def _connect(self):
+                super()._connect()
+                submit, sent = self._client.submit, []
+
+                def watched_submit(*args, **kwargs):
+                    unfinished_at_send.append(sum(not future.done() for future in sent))
+                    sent.append(submit(*args, **kwargs))
+                    return sent[-1]
+
+                self._client.submit = watched_submit
+
+        backend = Watched(Course(ROOT).assignment("ps1"), GraderSettings(), scheduler=None,
+                          workers=1, in_flight=1)
+        jobs = [Job(name, DEMO / name / "ps1" / "ps1.ipynb") for name in ("ada", "ken")]
+        jobs.append(Job("unreadable", None, "not a notebook"))
+        try:
+            scores = {job.student: report.score for job, report in backend.grade(jobs)}
+        finally:
+            backend.close()
+        assert scores == {"ada": 33.0, "ken": 11.0, "unreadable": 0.0}
+        assert unfinished_at_send == [0, 0, 0]
+
+    def test_a_worker_whose_graders_changed_since_it_loaded_them_refuses(self, tmp_path):
+        """pytest keeps a process's grader modules, so a long-lived Dask worker cannot grade
+        with edited graders; it must refuse rather than grade with the old ones."""
+        from rlcourse import backends
+        from rlcourse.backends import GraderSettings, assignment_fingerprint, grade_on_dask_worker
+        from rlcourse.course import Course
+
+        course = copy_course(tmp_path / "course")
+        assignment = Course(course).assignment("ps1")
+        settings = GraderSettings(warm_cache=False)
+        try:
+            first = grade_on_dask_worker(str(course), "ps1", assignment_fingerprint(assignment),
+                                         settings, "ada", "ps1.ipynb", None, "not a notebook")
+            assert first["score"] == 0.0
+            graders = course / "graders" / "ps1" / "test_exercises.py"
+            graders.write_text(graders.read_text() + "\n# edited\n")
+            with pytest.raises(RuntimeError, match="restart it"):
+                grade_on_dask_worker(str(course), "ps1", assignment_fingerprint(assignment),
+                                     settings, "ada", "ps1.ipynb", None, "not a notebook")
+        finally:
+            for key in [key for key in backends._DASK_GRADERS if key[0] == str(course)]:
+                backends._DASK_GRADERS.pop(key)[0].close()
+
+
+def copy_course(target: Path) -> Path:
+    """The course's ps1 (graders, release, source, solutions) in a folder a test may edit."""
+    import shutil
+
+    target.mkdir(parents=True)
+    shutil.copy(ROOT / "nbgrader_config.py", target)
+    for folder in ("graders", "release", "source", "solutions"):
+        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return target
