@@ -9,7 +9,8 @@ What it prints:
 1. where one submission's time goes: process start and imports, the fork template, parsing the
    notebook, each cell of the student's notebook split into JAX tracing/compiling and the rest,
    and each grader item;
-2. one notebook with `rlcourse grade`, from the command to the printed report (median);
+2. one notebook with `rlcourse grade`, from the command to the printed report (median), cold
+   and answered by a running `rlcourse serve`;
 3. the class (copies of the readable demo submissions) graded by `nbgrader autograde`, then by
    `rlcourse autograde` with 1, 2 and all cores and through Dask (an embedded LocalCluster):
    seconds per submission, submissions per minute, the ratio to nbgrader, and the memory the
@@ -143,10 +144,45 @@ def ledger_scores(class_dir: Path, students: list[str]) -> dict[str, float]:
     return scores
 
 
-def time_grade_one(path: Path) -> tuple[float, dict]:
+def time_grade_one(path: Path, *, service: Path | None = None) -> tuple[float, dict]:
+    """`rlcourse grade` from the command to the printed report: cold (in its own process), or
+    answered by a running `rlcourse serve` listening on `service`."""
+    command = [str(BIN / "rlcourse"), "grade", "ps1", str(path), "--json"]
+    env = environment()
+    if service is None:
+        command.append("--no-service")
+    else:
+        env["RLCOURSE_SERVICE"] = str(service)
     started = time.perf_counter()
-    result = run([str(BIN / "rlcourse"), "grade", "ps1", str(path), "--json"], cwd=ROOT)
-    return time.perf_counter() - started, json.loads(result.stdout)
+    result = run(command, env=env, cwd=ROOT)
+    elapsed = time.perf_counter() - started
+    if service is not None and "graded by the running service" not in result.stderr:
+        raise RuntimeError(f"the service did not answer: {result.stderr[-2000:]}")
+    return elapsed, json.loads(result.stdout)
+
+
+def time_grade_served(path: Path, repeats: int) -> list[float]:
+    """The same through `rlcourse serve ps1`, started once beforehand (its start is not timed)."""
+    import socket
+
+    with tempfile.TemporaryDirectory(prefix="rlcourse-bench-service-") as folder:
+        where = Path(folder) / "grade.sock"
+        service = subprocess.Popen([str(BIN / "rlcourse"), "serve", "ps1"], cwd=ROOT,
+                                   env=dict(environment(), RLCOURSE_SERVICE=str(where)),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                with socket.socket(socket.AF_UNIX) as probe:
+                    try:
+                        probe.connect(str(where))
+                        break
+                    except OSError:
+                        time.sleep(0.2)
+            return [time_grade_one(path, service=where)[0] for _ in range(repeats)]
+        finally:
+            service.terminate()
+            service.wait(timeout=60)
 
 
 # --- where one submission's time goes ------------------------------------------------------------
@@ -251,7 +287,10 @@ def main() -> int:
     print_profile(one, singles[-1][1])
     seconds = [elapsed for elapsed, _ in singles]
     print(f"\n2. `rlcourse grade ps1 ONE.ipynb`, command to report: median {statistics.median(seconds):.2f} s "
-          f"over {len(seconds)} runs ({', '.join(f'{s:.2f}' for s in seconds)})\n")
+          f"over {len(seconds)} runs ({', '.join(f'{s:.2f}' for s in seconds)})")
+    served = time_grade_served(one, options.repeats)
+    print(f"   answered by a running `rlcourse serve ps1`: median {statistics.median(served):.2f} s "
+          f"over {len(served)} runs ({', '.join(f'{s:.2f}' for s in served)})\n")
 
     rows = []
     scores = {}
