@@ -20,7 +20,8 @@ own permissions, which are the caller's.
 
 Graders that change while it runs: pytest keeps imported grader modules for the life of a
 process, so a service cannot pick up edited graders in place. Before each notebook it compares
-the assignment's fingerprint (graders and release) with the one it started with; when they
+the fingerprint of the assignment's graders and release, and of the engine's own code, with the
+one it started with; when they
 differ it answers `stale`, the caller grades the notebook itself, and the service restarts
 (re-executes itself) to load the new graders.
 
@@ -101,7 +102,7 @@ class _Served:
         from rlcourse.grading.pipeline import Grader
 
         self.assignment = assignment
-        self.fingerprint = assignment_fingerprint(assignment)
+        self.fingerprint = assignment_fingerprint(assignment) + engine_fingerprint()
         self.grader = Grader(assignment, strategy=strategy, isolation=isolation, log=log)
         # Collecting imports the grader modules (kept for the life of the process), so the
         # first notebook does not pay for it: about a second of the first answer.
@@ -193,8 +194,9 @@ class GradingService:
                     return send({"stale": self.restart_reason})
                 try:
                     served = self._grader_for(name, strategy, isolation)
-                    if assignment_fingerprint(served.assignment) != served.fingerprint:
-                        reason = f"{name}'s graders or release changed since the service started"
+                    if assignment_fingerprint(served.assignment) + engine_fingerprint() != served.fingerprint:
+                        reason = (f"{name}'s graders or release, or the rlcourse engine, changed "
+                                  "since the service started")
                         self.log(f"{reason}: restarting to load them")
                         self.stop(reason)
                         return send({"stale": reason})
@@ -210,6 +212,18 @@ class GradingService:
         if key not in self._served:
             self._served[key] = _Served(self.course.assignment(name), strategy, isolation, self.log)
         return self._served[key]
+
+
+def engine_fingerprint() -> str:
+    """The engine's own code: an upgraded or edited rlcourse makes a running service stale too."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def _refuse_peer(connection) -> str | None:
