@@ -160,3 +160,31 @@ def test_another_user_cannot_reach_the_service(socket_path):
         assert probe.stdout.strip() == "refused", probe.stderr
     finally:
         stop(service)
+
+
+def test_a_grading_worker_is_refused(socket_path):
+    """Student code runs in a worker's own `rlcourse-worker-*` pids cgroup; under the rlimits
+    fallback a root worker could reach the socket by its path, so the service checks the
+    caller's cgroup and answers nothing but a refusal."""
+    from rlcourse.worker.cgroup import PidsCgroup
+
+    group = PidsCgroup.create(16)
+    if group is None:
+        pytest.skip("no writable pids cgroup here")
+    service = start_service(socket_path)
+    try:
+        procs = group.open_procs()
+        probe = subprocess.run(
+            [str(BIN / "python"), "-c",
+             "import json, os, socket, sys\nos.write(int(sys.argv[2]), b'0')\n"
+             "s = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n"
+             "print(s.makefile().readline())",  # refused before any request is read
+             str(socket_path), str(procs)],
+            pass_fds=(procs,), capture_output=True, text=True, timeout=60)
+        os.close(procs)
+        assert probe.stdout.strip(), probe.stderr
+        assert json.loads(probe.stdout) == {"error": "a grading worker may not ask for grades"}
+    finally:
+        stop(service)
+        group.kill_all()
+        group.remove()
