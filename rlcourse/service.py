@@ -39,6 +39,7 @@ import json
 import os
 import socket
 import socketserver
+import stat
 import struct
 import sys
 import threading
@@ -123,19 +124,23 @@ class GradingService:
         # that arrive meanwhile wait their turn on their own connections.
         self._grading = threading.Lock()
         self._server = None
+        self._prepare_socket_path()  # before the graders start: a bad path fails at once
         for name in assignments if assignments is not None else course.assignment_names():
             with self._grading:
                 self._grader_for(name, strategy, isolation)
 
     # --- lifecycle ------------------------------------------------------------------------------
+    def _prepare_socket_path(self) -> None:
+        if len(str(self.path).encode()) >= 108:
+            raise OSError(f"socket path too long for AF_UNIX: {self.path} (set ${SOCKET_VARIABLE})")
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path == self.course.cache_dir / "service" / "grade.sock":
+            os.chmod(self.path.parent, 0o700)  # ours; a folder named in $RLCOURSE_SERVICE is left as it is
+        _remove_stale_socket(self.path)
+
     def serve(self) -> str | None:
         """Serve until interrupted or until the graders change; returns why it stopped early
         (the caller restarts), or None."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.path.parent, 0o700)
-        if len(str(self.path).encode()) >= 108:
-            raise OSError(f"socket path too long for AF_UNIX: {self.path} (set ${SOCKET_VARIABLE})")
-        _remove_stale_socket(self.path)
         service = self
 
         class Handler(socketserver.StreamRequestHandler):
@@ -242,9 +247,12 @@ def _refuse_peer(connection) -> str | None:
 
 
 def _remove_stale_socket(path: Path) -> None:
-    """A socket file left by a service that died; refuses to replace a live one."""
+    """A socket file left by a service that died; refuses to replace a live one, or anything
+    that is not a socket."""
     if not path.exists():
         return
+    if not stat.S_ISSOCK(path.stat().st_mode):
+        raise OSError(f"{path} exists and is not a socket; choose another path")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         try:
             probe.connect(str(path))
@@ -259,7 +267,11 @@ def run_service(course: Course, *, assignments: list[str] | None, strategy: str,
     """`rlcourse serve`: serve until Ctrl-C or SIGTERM; re-execute itself when graders change."""
     import signal
 
-    service = GradingService(course, assignments=assignments, strategy=strategy, isolation=isolation)
+    try:
+        service = GradingService(course, assignments=assignments, strategy=strategy, isolation=isolation)
+    except OSError as error:
+        print(f"rlcourse serve: {error}", file=sys.stderr)
+        return 2
     signal.signal(signal.SIGTERM, lambda *_: service.stop())
     try:
         reason = service.serve()

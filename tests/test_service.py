@@ -188,3 +188,13 @@ def test_a_grading_worker_is_refused(socket_path):
         stop(service)
         group.kill_all()
         group.remove()
+
+
+def test_a_path_that_is_not_a_socket_is_never_replaced(tmp_path):
+    precious = tmp_path / "notes.txt"
+    precious.write_text("not a socket")
+    run = subprocess.run([str(BIN / "rlcourse"), "serve", "ps1"], cwd=ROOT,
+                         env=env(RLCOURSE_SERVICE=str(precious)), capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 2 and "is not a socket" in run.stderr and "Traceback" not in run.stderr
+    assert precious.read_text() == "not a socket"
