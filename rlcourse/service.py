@@ -21,9 +21,8 @@ own permissions, which are the caller's.
 Graders that change while it runs: pytest keeps imported grader modules for the life of a
 process, so a service cannot pick up edited graders in place. Before each notebook it compares
 the fingerprint of the assignment's graders and release, and of the engine's own code, with the
-one it started with; when they
-differ it answers `stale`, the caller grades the notebook itself, and the service restarts
-(re-executes itself) to load the new graders.
+one it started with; when they differ it answers `stale`, the caller grades the notebook
+itself, and the service restarts (re-executes itself) to load the new graders.
 
 Protocol, one request per connection, JSON lines:
     request   {"assignment": "ps1", "paths": ["/abs/ps1.ipynb", ...],
@@ -99,15 +98,23 @@ class _Served:
     built from."""
 
     def __init__(self, assignment, strategy: str, isolation: str | None, log):
-        from rlcourse.backends import assignment_fingerprint
         from rlcourse.grading.pipeline import Grader
 
         self.assignment = assignment
-        self.fingerprint = assignment_fingerprint(assignment) + engine_fingerprint()
+        self.fingerprint = self._current_fingerprint()
         self.grader = Grader(assignment, strategy=strategy, isolation=isolation, log=log)
         # Collecting imports the grader modules (kept for the life of the process), so the
         # first notebook does not pay for it: about a second of the first answer.
         self.grader.catalogue()
+
+    def _current_fingerprint(self) -> str:
+        from rlcourse.backends import assignment_fingerprint
+
+        return assignment_fingerprint(self.assignment) + engine_fingerprint()
+
+    def stale(self) -> bool:
+        """The graders, release or engine on disk differ from those this Grader loaded."""
+        return self._current_fingerprint() != self.fingerprint
 
 
 class GradingService:
@@ -191,15 +198,13 @@ class GradingService:
             strategy, isolation = str(request.get("strategy", "fork")), request.get("isolation")
         except Exception as error:  # noqa: BLE001 - any bad request is answered, never fatal
             return send({"error": f"bad request: {type(error).__name__}: {error}"})
-        from rlcourse.backends import assignment_fingerprint
-
         for path in paths:
             with self._grading:
                 if self.restart_reason:
                     return send({"stale": self.restart_reason})
                 try:
                     served = self._grader_for(name, strategy, isolation)
-                    if assignment_fingerprint(served.assignment) + engine_fingerprint() != served.fingerprint:
+                    if served.stale():
                         reason = (f"{name}'s graders or release, or the rlcourse engine, changed "
                                   "since the service started")
                         self.log(f"{reason}: restarting to load them")
