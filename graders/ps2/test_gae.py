@@ -16,13 +16,48 @@ def call_gae(student, buffer, gamma, lam, what):
     return as_array(actual, what=what, shape=np.shape(buffer["rewards"]))
 
 
+def rollout_violations(buffer) -> list[str]:
+    """What the notebook's contract says every compute_gae input is, as a rollout makes it; the
+    reasons `buffer` breaks it (none for an input a real rollout can produce).
+
+    * rewards, values, next_values: float64 [T, N]; terminated, truncated: bool [T, N];
+    * a step never both terminates and is truncated (ReachEnv truncates only what did not
+      terminate);
+    * next_values[t] is V of the observation step t reached, which for a step whose episode went
+      on is the state the next row starts from: next_values[t] == values[t + 1] wherever step t
+      < T - 1 did not end. (After an end, and on the last row, it is the final observation's
+      value, which the next row never shows.)
+
+    tests/graders/test_rollout_inputs.py checks every compute_gae call of every item with it."""
+    problems = []
+    floats = [np.asarray(buffer[key]) for key in ("rewards", "values", "next_values")]
+    flags = [np.asarray(buffer[key]) for key in ("terminated", "truncated")]
+    if any(a.dtype != np.float64 for a in floats) or any(f.dtype != bool for f in flags):
+        problems.append("rewards, values and next_values are float64, the flags bool")
+    if len({a.shape for a in floats + flags}) != 1 or floats[0].ndim != 2:
+        return problems + ["every input has the same shape [T, N]"]
+    terminated, truncated = flags
+    if np.any(terminated & truncated):
+        problems.append("a step is both terminated and truncated")
+    values, next_values = floats[1], floats[2]
+    went_on = ~(terminated | truncated)[:-1]
+    if np.any(went_on & (next_values[:-1] != values[1:])):
+        problems.append("next_values[t] != values[t + 1] at a step that did not end")
+    return problems
+
+
 def random_buffer(rng, steps, envs, ends=0.25):
     """A rollout buffer with episode ends scattered through it, terminated and truncated mixed
-    (including in the same row), never both at once on one step."""
+    (including in the same row), never both at once on one step. Where an episode goes on, the
+    observation reached is the next row's state, so next_values[t] = values[t + 1]; after an end
+    (and on the last row) it is the final observation, whose value is drawn on its own."""
     ended = rng.random((steps, envs)) < ends
     terminated = ended & (rng.random((steps, envs)) < 0.5)
-    return dict(rewards=rng.normal(0.0, 1.0, (steps, envs)), values=rng.normal(0.0, 1.0, (steps, envs)),
-                next_values=rng.normal(0.5, 1.0, (steps, envs)), terminated=terminated,
+    rewards = rng.normal(0.0, 1.0, (steps, envs))
+    values = rng.normal(0.0, 1.0, (steps, envs))
+    next_values = rng.normal(0.5, 1.0, (steps, envs))
+    next_values[:-1] = np.where(ended[:-1], next_values[:-1], values[1:])
+    return dict(rewards=rewards, values=values, next_values=next_values, terminated=terminated,
                 truncated=ended & ~terminated)
 
 

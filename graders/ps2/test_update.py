@@ -36,8 +36,10 @@ NOT_CALLED = ("ppo_update made {steps} optimizer steps on probe {probe} without 
 
 
 def probe_inputs(number):
-    """The probe's batch and initial parameters: logp_old near the initial policy's own
-    log-probabilities (ratios start close to 1), advantages far from mean 0 and std 1."""
+    """The probe's batch and initial parameters, as a rollout of the initial policy makes them:
+    actions drawn from it and logp their exact log-probabilities under it (the contract's "policy
+    that collected them", so recomputing them at the start of the update changes nothing);
+    advantages far from mean 0 and std 1."""
     rng = np.random.default_rng(4200 + number)
     size = PROBES[number]["size"]
     params = {"actor_weight": rng.normal(0, 0.5, (2, 2)), "actor_bias": rng.normal(0, 0.2, 2),
@@ -48,9 +50,36 @@ def probe_inputs(number):
     actions = mean + np.exp(params["log_std"]) * rng.normal(0, 1, (size, 2))
     z = (actions - mean) / np.exp(params["log_std"])
     logp = np.sum(-0.5 * z ** 2 - params["log_std"] - 0.5 * np.log(2 * np.pi), axis=-1)
-    batch = {"observations": observations, "actions": actions, "logp": logp + rng.normal(0, 0.05, size),
+    batch = {"observations": observations, "actions": actions, "logp": logp,
              "advantages": rng.normal(0.8, 2.5, size), "returns": rng.normal(0.5, 1.5, size)}
     return batch, params
+
+
+def rollout_violations(exact, batch, params, settings) -> list[str]:
+    """What ppo_update's contract says its batch is; the reasons a probe breaks it (none for a
+    batch a rollout of the initial policy produces).
+
+    * float64 "observations" [B, 2], "actions" [B, 2], "logp", "advantages", "returns" [B];
+    * "logp" is the log-probability of each action under the policy that collected it, which is
+      the initial policy (params): the actor's Normal, summed over the action's two dimensions;
+    * B is a multiple of the minibatch size M.
+
+    tests/graders/test_rollout_inputs.py checks every probe with it."""
+    problems = []
+    shapes = {"observations": (2,), "actions": (2,), "logp": (), "advantages": (), "returns": ()}
+    size = np.shape(batch["logp"])[0]
+    for key, tail in shapes.items():
+        value = np.asarray(batch[key])
+        if value.dtype != np.float64 or value.shape != (size, *tail):
+            problems.append(f"batch['{key}'] is float64 [B{', 2' if tail else ''}]")
+    if problems:
+        return problems
+    logp = exact.linear_policy(params, batch["observations"], batch["actions"])["logp"]
+    if not np.allclose(batch["logp"], logp, rtol=0, atol=1e-12):
+        problems.append("batch['logp'] is the collecting (initial) policy's log-probability of each action")
+    if size % settings["minibatch"]:
+        problems.append("B is a multiple of the minibatch size")
+    return problems
 
 
 class Run:

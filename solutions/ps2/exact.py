@@ -151,8 +151,9 @@ def enumerate_buffer(mdp: TinyMDP, s0: int, a0: int, horizon: int, rng, terminal
     Step `horizon - 1` is truncated unless it terminated. `next_values` holds V^pi of the state
     reached, except at a terminal state, where it holds `terminal_value`: what an untrained critic
     would say about the final observation, which a terminated step must ignore. After an episode
-    terminates, the rest of its column is a new episode's data (arbitrary numbers), which the
-    advantage of step 0 must never see. Returns (buffer dict, probabilities [N]).
+    terminates, the rest of its column is a new episode's data (arbitrary rewards and values, each
+    step's next value the next row's value, as in any rollout), which the advantage of step 0 must
+    never see. Returns (buffer dict, probabilities [N]).
     """
     v = mdp.values()
     columns, probabilities = [], []
@@ -186,6 +187,8 @@ def enumerate_buffer(mdp: TinyMDP, s0: int, a0: int, horizon: int, rng, terminal
             buffer["terminated"][t, j], buffer["truncated"][t, j] = terminated, truncated
         if len(rows) < horizon:  # the junk episode that follows ends at the buffer's edge
             buffer["truncated"][horizon - 1, j] = True
+            # ... and is a rollout too: each of its steps reaches the state of the next row.
+            buffer["next_values"][len(rows):horizon - 1, j] = buffer["values"][len(rows) + 1:, j]
     return buffer, np.array(probabilities)
 
 
