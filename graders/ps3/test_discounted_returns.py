@@ -7,6 +7,20 @@ CELL = "test_discounted_returns"
 CASES = ((6, 0.9), (25, 0.97), (1, 0.5), (9, 1.0), (4, 0.0))
 
 
+def episode_violations(rewards, gamma) -> list[str]:
+    """What the notebook's contract says discounted_returns receives: the rewards of one episode,
+    float64 [T] with T >= 1, and a float gamma in [0, 1]; the reasons these break it.
+
+    tests/graders/test_rollout_inputs.py checks every call of every item with it."""
+    rewards = np.asarray(rewards)
+    problems = []
+    if rewards.dtype != np.float64 or rewards.ndim != 1 or rewards.size == 0:
+        problems.append("rewards are float64 [T], T >= 1")
+    if not isinstance(gamma, float) or not 0.0 <= gamma <= 1.0:
+        problems.append("gamma is a float in [0, 1]")
+    return problems
+
+
 @item(2, cell=CELL, title="reward-to-go of episodes of several lengths and discounts")
 def test_values(student, exact, models, explain, rng):
     evidence = Evidence()

@@ -7,6 +7,34 @@ from rlcourse.grading.rubric import Evidence, as_array, item
 CELL = "test_gae"
 
 
+def rollout_violations(rewards, values, next_values, terminated, truncated, gamma, lam) -> list[str]:
+    """What the notebook's contract says every gae input is, as a rollout of one environment
+    makes it; the reasons these break it (none for an input a rollout can produce).
+
+    * rewards, values, next_values: float64 [T]; terminated, truncated: bool [T], never both on
+      one step; gamma and lam floats in [0, 1];
+    * next_values[t] is V of the observation step t reached, which for a step whose episode went
+      on is the next step's state: next_values[t] == values[t + 1] wherever step t < T - 1 did not
+      end (after an end, and at the last step, it is the final observation's own value).
+
+    tests/graders/test_rollout_inputs.py checks every gae call of every item with it."""
+    arrays = [np.asarray(a) for a in (rewards, values, next_values)]
+    flags = [np.asarray(f) for f in (terminated, truncated)]
+    problems = []
+    if any(a.dtype != np.float64 for a in arrays) or any(f.dtype != bool for f in flags):
+        problems.append("rewards, values and next_values are float64, the flags bool")
+    if len({a.shape for a in arrays + flags}) != 1 or flags[0].ndim != 1:
+        return problems + ["every input has the same shape [T]"]
+    if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0):
+        problems.append("gamma and lam are in [0, 1]")
+    if np.any(flags[0] & flags[1]):
+        problems.append("a step is both terminated and truncated")
+    went_on = ~(flags[0] | flags[1])[:-1]
+    if np.any(went_on & (arrays[2][:-1] != arrays[1][1:])):
+        problems.append("next_values[t] != values[t + 1] at a step that did not end")
+    return problems
+
+
 def buffer(rng, length, ends):
     """Random rewards and values; `ends` maps a step to 'terminated' or 'truncated'."""
     rewards, values = rng.normal(1.0, 1.0, length), rng.normal(4.0, 2.0, length)

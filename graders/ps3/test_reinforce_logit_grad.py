@@ -12,6 +12,32 @@ SHAPES = ((3, 3), (6, 2), (5, 4), (2, 5))
 TOL = dict(rtol=1e-6, atol=1e-9)
 
 
+def batch_violations(probs, actions, weights, old_probs=None) -> list[str]:
+    """What the notebook's contract says the logit-gradient functions receive (reinforce_logit_grad
+    and ppo_logit_grad); the reasons these inputs break it (none for a batch a policy produces).
+
+    * probs (and old_probs): float64 [n, A], each row a softmax distribution: positive entries
+      that sum to 1;
+    * actions: integers [n], each one of the A actions; weights (or advantages): float64 [n],
+      any real numbers (returns, advantages or any constant weights: the loss is linear in them).
+
+    tests/graders/test_rollout_inputs.py checks every call of both functions with it."""
+    problems = []
+    tables = [np.asarray(probs)] + ([] if old_probs is None else [np.asarray(old_probs)])
+    actions, weights = np.asarray(actions), np.asarray(weights)
+    for table in tables:
+        if table.dtype != np.float64 or table.ndim != 2 or table.shape != tables[0].shape:
+            return problems + ["probabilities are float64 [n, A]"]
+        if np.any(table <= 0) or not np.allclose(table.sum(axis=1), 1.0, rtol=0, atol=1e-12):
+            problems.append("each row of probabilities is positive and sums to 1")
+    n, k = tables[0].shape
+    if actions.dtype.kind not in "iu" or actions.shape != (n,) or np.any((actions < 0) | (actions >= k)):
+        problems.append("actions are n integers in [0, A)")
+    if weights.dtype != np.float64 or weights.shape != (n,):
+        problems.append("weights are float64 [n]")
+    return problems
+
+
 def transformed(forms, transform):
     return [(tag, transform(value)) for tag, value in forms]
 
