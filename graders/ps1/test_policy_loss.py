@@ -41,6 +41,66 @@ def as_received(records):
             for key, value in records.items()}
 
 
+DTYPES = dict(observation=np.int32, action=np.int32, reward=np.float32, active=bool,
+              terminated=bool, truncated=bool, old_logp=np.float32)
+
+
+def rollout_violations(exact, records, *, rewards_from_the_corridor=True) -> list[str]:
+    """What the notebook's contract says policy_loss's records are ("as returned by `rollout`");
+    the reasons these break it (none for records a rollout can produce).
+
+    * the fields of DTYPES, each [horizon, batch] with that dtype;
+    * each episode is live from step 0 to its end and ends exactly once, on its last live step:
+      terminated where the step reached the goal, truncated where the horizon ran out (the last
+      row); afterwards it keeps its final cell (the absorbing state) and earns 0;
+    * live steps follow the corridor: actions 0 or 1, observation[t + 1] the cell step t moved to;
+    * old_logp is the log-probability of the action taken under one behaviour policy: the same
+      number wherever the same action was taken in the same cell (cells past 2 share cell 2's
+      logit), and the two actions' probabilities in a cell sum to 1;
+    * with `rewards_from_the_corridor`, every live reward is the corridor's (the goal reward at
+      the goal, the step cost elsewhere). policy_loss's docstring says the graders also use
+      rewards chosen by hand, and the two items that do are the only ones checked without it.
+
+    tests/graders/test_rollout_inputs.py checks every policy_loss call of every item with it."""
+    if set(records) != set(DTYPES):
+        return [f"the records' fields are {sorted(DTYPES)}"]
+    r = {key: np.asarray(value) for key, value in records.items()}
+    problems = [f"{key} is {DTYPES[key].__name__}" for key in DTYPES if r[key].dtype != DTYPES[key]]
+    if len({value.shape for value in r.values()}) != 1 or r["reward"].ndim != 2:
+        return problems + ["every field has the same shape [horizon, batch]"]
+    horizon = r["reward"].shape[0]
+    active, terminated, truncated = r["active"], r["terminated"], r["truncated"]
+    ended = terminated | truncated
+    cell, action = r["observation"].astype(np.int64), r["action"].astype(np.int64)
+    moved = np.clip(cell + 2 * action - 1, 0, exact.GOAL)
+    last_row = np.arange(horizon)[:, None] == horizon - 1
+    if not np.all(active[0]) or np.any(active[1:] != (active[:-1] & ~ended[:-1])):
+        problems.append("an episode is live from step 0 until its end, and only until then")
+    if np.any(terminated != (active & (moved == exact.GOAL))):
+        problems.append("terminated exactly on the live step that reached the goal")
+    if np.any(truncated != (active & ~terminated & last_row)):
+        problems.append("truncated exactly where a live episode ran out of horizon")
+    if np.any((action != 0) & (action != 1)) or np.any((cell < 0) | (cell > exact.GOAL)):
+        problems.append("actions are 0 or 1 and cells 0 to GOAL")
+    if np.any(cell[1:] != np.where(active, moved, cell)[:-1]):
+        problems.append("observation[t + 1] is the cell step t moved to (kept after the end)")
+    logp, slot = r["old_logp"].astype(np.float64), np.minimum(cell, 2)
+    probability = {}
+    for key in set(zip(slot.ravel().tolist(), action.ravel().tolist())):
+        seen = logp[(slot == key[0]) & (action == key[1])]
+        if np.ptp(seen) > 1e-6 or seen[0] > 0:
+            problems.append("old_logp is one policy's log-probability of the action taken")
+        probability[key] = np.exp(seen[0])
+    if any(abs(probability[(c, 0)] + probability[(c, 1)] - 1) > 1e-5
+           for c in range(3) if (c, 0) in probability and (c, 1) in probability):
+        problems.append("old_logp is one policy's log-probability of the action taken")
+    if rewards_from_the_corridor:
+        corridor = np.where(moved == exact.GOAL, exact.GOAL_REWARD, exact.STEP_COST)
+        if not np.allclose(r["reward"], np.where(active, corridor, 0.0), rtol=0, atol=1e-7):
+            problems.append("each reward is the corridor's, and 0 after the end")
+    return sorted(set(problems))
+
+
 # (clip, horizon, batch or None for every episode, theta_old, theta). In cell 0 the ratios of
 # both actions fall just outside the band of this clip but inside the default 0.2 band
 # (2 sigma(0.3) = 1.15 and 0.85 for clip 0.1; 2 sigma(0.5) = 1.24 and 0.76 for clip 0.3), so a
@@ -150,17 +210,21 @@ def test_ppo_gradient(student, exact, models, explain, rng):
 @item(2, cell=CELL, title="clipping on both advantage signs")
 def test_ppo_clip_both_signs(student, exact, models, explain):
     """One-step episodes with chosen ratios: the objective is flat exactly where the min selects
-    the clipped term (A > 0 above the band, A < 0 below it) and keeps its slope elsewhere."""
+    the clipped term (A > 0 above the band, A < 0 below it) and keeps its slope elsewhere.
+
+    Each episode is a rollout of horizon 1 (cell 1, a step left, truncated) whose reward is set
+    by hand to the advantage wanted, as policy_loss's docstring allows. The action is the less
+    likely one (pi = 0.40), so every behaviour probability pi / ratio stays below 1."""
     clip, t = 0.25, 0.4
     theta = np.array([0.0, t, 0.0], dtype=np.float32)
-    logp = float(exact.log_pi(theta, np.array(1), np.array(1)))
+    logp = float(exact.log_pi(theta, np.array(1), np.array(0)))
     values, gradients = Evidence(), Evidence()
     for advantage in (1.5, -0.5):
         for ratio in (0.5, 0.7, 1.0, 1.15, 1.6):
             records = as_sent(dict(
-                observation=np.array([[1]]), action=np.array([[1]]),
+                observation=np.array([[1]]), action=np.array([[0]]),
                 reward=np.array([[advantage]]), active=np.array([[True]]),
-                terminated=np.array([[True]]), truncated=np.array([[False]]),
+                terminated=np.array([[False]]), truncated=np.array([[True]]),
                 old_logp=np.array([[logp - np.log(ratio)]])))
             received = as_received(records)
             what = f"policy_loss(method='ppo', clip={clip}) at ratio {ratio} with advantage {advantage}"
