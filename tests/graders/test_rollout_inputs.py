@@ -1,10 +1,11 @@
 """Every input a grader generates is one a real rollout can produce under the notebook's contract.
 
 Each assignment's rollout invariants are written once, next to the generator that makes the
-inputs (`rollout_violations` in the grader module). These tests run the hidden items in pytest,
-as grading does (same conftest, same seeds), with a stand-in submission that records every call
-and answers it with the exact oracle; then every recorded input must satisfy the invariants. A
-new item, case or seed is covered without being listed here.
+inputs (`rollout_violations`, `batch_violations` or `episode_violations` in the grader module).
+These tests run the hidden items in pytest, as grading does (same conftest, same seeds), with a
+stand-in submission that records every call and answers it with the exact oracle; then every
+recorded input must satisfy the invariants. A new item or case in these modules is covered
+without being listed here.
 """
 from __future__ import annotations
 
