@@ -4,14 +4,46 @@
 each grader call. When a call kills or hangs the worker, that call fails (and with it the item
 that made it); the next call starts a fresh worker and runs the cells again, skipping any cell
 that itself crashed or hung, so one bad function does not cost the items that do not use it.
+
+Hangs are paid once per submission. Each request carries its time to the worker, whose watchdog
+answers when it is up with the notebook function the code was stuck in and where
+(rlcourse.worker.server.Watchdog). Then:
+
+* a cell that hung (or took its worker down) is not run again in later workers; the cells after
+  it still run;
+* a function that hung, ran out of memory or took its worker down, in a grader's call or while
+  a cell ran, is not run again in this submission: every later call of it fails at once with the
+  same message, and in every later worker it raises that message instead of running, so the
+  cells and functions that call it (ps1's `train` calls `exact_return`) fail at once too.
+
+The rule holds whatever the arguments of the later calls. The graders give every item inputs
+of the scale a real rollout produces, and the limits are several times what the reference
+solution takes on the largest of them, so a function that overran once overruns again; trying
+costs a full limit per item (a ps1 notebook whose `exact_return` loops forever took 15 minutes
+before this rule, under a minute with it). Items that do not use the function grade in full.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import time
 
 from rlcourse.notebook import Submission
 from rlcourse.worker.client import WorkerError
+from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG
+
+GRACE_SECONDS = 2.0
+"""How long past a request's time the grader waits for the worker's watchdog before it kills the
+worker itself (code stuck in C holding the GIL never lets the watchdog run)."""
+
+
+class _Hung(Exception):
+    """A request that overstayed its time: the worker's watchdog said where, or it said nothing."""
+
+    def __init__(self, function: str = "", where: str = ""):
+        super().__init__(function)
+        self.function = function
+        self.where = where
 
 
 class StudentCode:
@@ -20,11 +52,18 @@ class StudentCode:
     the submission's total time (`submission_seconds`) is the real bound; this cap only stops a
     notebook that takes every worker down from looping."""
 
-    def __init__(self, submission: Submission, launcher, *, submission_seconds: float = 900.0):
+    def __init__(self, submission: Submission, launcher, *, submission_seconds: float | None = None,
+                 reference_seconds: dict | None = None):
         self.submission = submission
         self.launcher = launcher
         self.limits = launcher.options.limits
+        if submission_seconds is None:
+            submission_seconds = getattr(self.limits, "submission_seconds", 900.0)
         self.deadline = time.monotonic() + submission_seconds
+        self.reference_seconds = dict(reference_seconds or {})
+        """The reference solution's slowest cell and call ({"cell": s, "call": s}), for messages."""
+        self._refused: dict[str, str] = {}
+        """Functions not run again (they hung, ran out of memory or crashed) and why."""
         self._cell_errors: dict[int, str] = {}
         self.timings: dict[str, float] = {}
         self._worker = None
@@ -51,16 +90,36 @@ class StudentCode:
         return reply["value"], reply["grad"]
 
     def _call(self, function: str, arguments: dict) -> dict:
+        if function in self._refused:
+            kind, message, where = self._refused[function]
+            raise WorkerError(kind, message, where=where)
         try:
             reply = self._request("call", arguments, timeout=self.limits.call_seconds)
+        except _Hung as hung:
+            message = self._hang_message(function, hung, "call")
+            self._refuse(function, "timeout", message, hung.where)
+            if hung.function and hung.function != function:
+                self._refuse(hung.function, "timeout", message, hung.where)
+            raise WorkerError("timeout", message, where=hung.where) from None
         except WorkerError as error:
+            text = str(error)
+            if error.kind == "raised" and text.startswith(NOT_RUN_AGAIN + ": "):
+                raise WorkerError("timeout", f"calling {function}: {text[len(NOT_RUN_AGAIN) + 2:]}",
+                                  where=error.where) from None
+            if error.kind == "raised" and text.startswith("MemoryError"):
+                message = (f"calling {function} ran out of memory ({self.limits.memory_bytes >> 20} MB "
+                           f"allowed); it is not run again")
+                self._refuse(function, "raised", message, error.where)
+                raise WorkerError("raised", message, where=error.where) from None
             if error.kind in ("raised", "not_implemented"):
                 raise WorkerError(error.kind, f"calling {function} raised {error}",
                                   where=error.where) from None
-            if error.kind == "timeout":
+            if error.kind == "timeout":  # the submission's own time is up
                 raise WorkerError(error.kind, f"{function} did not return: {error}") from None
             if error.kind == "worker_crashed":
-                raise WorkerError(error.kind, f"calling {function}: {error}") from None
+                message = f"calling {function}: {error}; it is not run again"
+                self._refuse(function, "worker_crashed", message)
+                raise WorkerError(error.kind, message) from None
             raise
         if not isinstance(reply, dict) or "value" not in reply or (
                 "grad_wrt" in arguments and "grad" not in reply):
@@ -69,7 +128,12 @@ class StudentCode:
 
     def get(self, *names: str) -> dict:
         """Values of top-level notebook variables; a missing name raises WorkerError."""
-        reply = self._request("get", dict(names=list(names)), timeout=self.limits.call_seconds)
+        try:
+            reply = self._request("get", dict(names=list(names)), timeout=self.limits.call_seconds)
+        except _Hung as hung:
+            raise WorkerError("timeout", self._hang_message("reading " + ", ".join(names), hung,
+                                                            "call", again=False),
+                              where=hung.where) from None
         if not (isinstance(reply, dict) and isinstance(reply.get("values"), dict)
                 and isinstance(reply.get("missing"), list)
                 and set(reply["values"]) | set(map(str, reply["missing"])) >= set(names)):
@@ -116,8 +180,59 @@ class StudentCode:
         worker = self._ready_worker()
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
-            raise WorkerError("timeout", "the submission used up its total time")
-        return worker.request(op, arguments, timeout=min(timeout, remaining))
+            raise WorkerError("timeout", f"the submission used up its total time "
+                              f"({self._total_seconds():g} s)")
+        return self._watched(worker, op, arguments, min(timeout, remaining))
+
+    def _watched(self, worker, op: str, arguments: dict, seconds: float):
+        """`worker.request` with a watchdog of `seconds`; raises _Hung when the time is up
+        (the worker is then stopped)."""
+        try:
+            return worker.request(op, dict(arguments, **{WATCHDOG: seconds}),
+                                  timeout=seconds + GRACE_SECONDS)
+        except WorkerError as error:
+            if error.kind == "raised" and str(error).startswith(HUNG + ": "):
+                worker.kill()
+                function = str(error)[len(HUNG) + 2:].strip()
+                raise _Hung(function if re.fullmatch(r"[A-Za-z_]\w*", function) else "",
+                            error.where) from None
+            if error.kind == "timeout" and not worker.alive:
+                raise _Hung() from None
+            raise
+
+    def _total_seconds(self) -> float:
+        return getattr(self.limits, "submission_seconds", 900.0)
+
+    def _hang_message(self, subject: str, hung: _Hung, scope: str, *, context: str = "",
+                      again: bool = True) -> str:
+        """What a student reads about code that did not finish: what, where, the limit, and how
+        long the reference solution takes."""
+        limit = self.limits.call_seconds if scope == "call" else self.limits.cell_seconds
+        message = f"{subject} did not finish within {limit:g} s{context} (the limit for one {scope}"
+        reference = self.reference_seconds.get(scope)
+        if reference is not None:
+            message += f"; the reference solution's slowest {scope} takes {reference:.2g} s"
+        message += ")"
+        if hung.function and hung.function != subject:
+            message += f"; it was still running {hung.function}"
+        return message + ("; it is not run again" if again else "")
+
+    def _refuse(self, function: str, kind: str, message: str, where: str = "") -> None:
+        """From now on `function` fails at once with `message`: in the grader's calls, and in the
+        worker (a live one now, every later one before its cells run)."""
+        self._refused.setdefault(function, (kind, message, where))
+        if self._worker is not None and self._worker.alive:
+            self._send_refusals(self._worker)
+
+    def _send_refusals(self, worker) -> None:
+        if not self._refused:
+            return
+        functions = {name: message + (f" (at {where})" if where else "")
+                     for name, (_, message, where) in self._refused.items()}
+        try:
+            worker.request("refuse", dict(functions=functions), timeout=10)
+        except WorkerError:
+            pass  # the worker died: the next request starts another, which is told again
 
     def _ready_worker(self):
         if self._worker is not None and self._worker.alive:
@@ -135,16 +250,19 @@ class StudentCode:
         return self._worker
 
     def _launch(self):
-        """A fresh worker; a launcher that cannot start one (its template was killed by an
-        earlier submission, say) is restarted once before the failure counts against this one."""
+        """A fresh worker, told which functions not to run; a launcher that cannot start one (its
+        template was killed by an earlier submission, say) is restarted once before the failure
+        counts against this one."""
         try:
-            return self.launcher.launch()
+            worker = self.launcher.launch()
         except Exception:  # noqa: BLE001 - any launch failure, whatever killed the launcher
             try:
                 self.launcher.restart()
-                return self.launcher.launch()
+                worker = self.launcher.launch()
             except Exception as error:  # noqa: BLE001
                 raise WorkerError("worker_crashed", f"no worker could be started ({error})") from None
+        self._send_refusals(worker)
+        return worker
 
     def _run_cells(self) -> None:
         """Run every code cell in order; a cell that takes the worker down is dropped, and the
@@ -158,13 +276,25 @@ class StudentCode:
         for cell in self.submission.cells:
             if cell.index in self._bad_cells:
                 continue
+            label = f"cell {cell.index}" + (f" ({cell.grade_id})" if cell.grade_id else "")
             try:
-                self._worker.request("run_cell", dict(index=cell.index, source=cell.source),
-                                     timeout=min(self.limits.cell_seconds,
-                                                 max(0.1, self.deadline - time.monotonic())))
+                self._watched(self._worker, "run_cell", dict(index=cell.index, source=cell.source),
+                              min(self.limits.cell_seconds, max(0.1, self.deadline - time.monotonic())))
+            except _Hung as hung:
+                # A cell that hung is not run again; the function it was stuck in is not run
+                # again either, so the cells after it that call it fail at once.
+                self._bad_cells.add(cell.index)
+                message = self._hang_message(label, hung, "cell")
+                self._cell_errors.setdefault(cell.index, message + (f" (at {hung.where})" if hung.where else ""))
+                if hung.function:
+                    self._refuse(hung.function, "timeout", self._hang_message(
+                        hung.function, hung, "cell", context=f" when {label} called it"), hung.where)
+                return False
             except WorkerError as error:
-                label = f"cell {cell.index}" + (f" ({cell.grade_id})" if cell.grade_id else "")
-                self._cell_errors.setdefault(cell.index, f"{label}: {error}")
+                text = str(error)
+                if error.kind == "raised" and text.startswith(NOT_RUN_AGAIN + ": "):
+                    text = text[len(NOT_RUN_AGAIN) + 2:]
+                self._cell_errors.setdefault(cell.index, f"{label}: {text}")
                 if not self._worker.alive:
                     self._bad_cells.add(cell.index)
                     return False

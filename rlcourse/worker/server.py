@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import traceback
 
 from rlcourse.worker import protocol
@@ -20,6 +21,10 @@ from rlcourse.worker.confine import ConfinementError, confine
 from rlcourse.worker.frameworks import framework_named
 
 MAX_ERROR_CHARS = 600
+HUNG = "rlcourse.Hung"
+"""The error type of the reply a worker's watchdog sends when a request overstays its time."""
+NOT_RUN_AGAIN = "rlcourse.NotRunAgain"
+"""The error type a function known to hang raises instead of running (see `Session.refuse`)."""
 
 
 class _QuietIPython:
@@ -57,17 +62,51 @@ def _where_in_student_code(error: BaseException) -> str:
     return f"{last.filename.strip('<>')}, line {last.lineno}"
 
 
+class NotRunAgain(Exception):
+    """Raised by a function that hung (or ran out of memory) earlier in this submission."""
+
+
+NotRunAgain.__name__ = NOT_RUN_AGAIN  # a name no student exception has by accident
+
+
+def _refusing(name: str, message: str):
+    def refused(*args, **kwargs):
+        raise NotRunAgain(message)
+
+    refused.__name__ = refused.__qualname__ = name
+    refused.rlcourse_refused = True
+    return refused
+
+
 class Session:
     """The namespace a submission's cells run in, and the operations the grader may ask for."""
 
     def __init__(self, framework):
         self.framework = framework
         self.namespace = {"__name__": "__main__", "get_ipython": _QuietIPython}
+        self._refused: dict[str, str] = {}
 
     def run_cell(self, *, index: int, source: str):
         code = compile(_transform_cell(source), f"<cell {index}>", "exec")
-        exec(code, self.namespace)  # noqa: S102 - running the submission is this process's job
+        try:
+            exec(code, self.namespace)  # noqa: S102 - running the submission is this process's job
+        finally:
+            self._replace_refused()
         return None
+
+    def refuse(self, *, functions: dict):
+        """Make each named notebook function raise NotRunAgain(message) instead of running,
+        from now on and whenever a cell defines it again: functions that already hung once in
+        this submission, so that the cells and functions that call them fail at once."""
+        self._refused.update({str(name): str(message) for name, message in functions.items()})
+        self._replace_refused()
+        return None
+
+    def _replace_refused(self) -> None:
+        for name, message in self._refused.items():
+            current = self.namespace.get(name)
+            if callable(current) and not getattr(current, "rlcourse_refused", False):
+                self.namespace[name] = _refusing(name, message)
 
     def call(self, *, function: str, args: list, kwargs: dict, grad_wrt: list | None = None,
              compiled: bool = False):
@@ -136,11 +175,77 @@ def _replace_in(container, path, new_leaf):
     return copy
 
 
-OPERATIONS = {"run_cell", "call", "get"}
+OPERATIONS = {"run_cell", "call", "get", "refuse"}
+WATCHDOG = "watchdog_seconds"
+"""The argument (removed before the operation runs) giving a request's time: when it is up,
+the worker's watchdog answers in its place with where the code was (`Watchdog`)."""
+
+
+def _hang_site(frame, namespace: dict) -> tuple[str, str]:
+    """(function, where) for a stack that overstayed its time: the innermost frame of a notebook
+    cell, and the innermost top-level notebook function on the stack ("" if there is none, as
+    for a loop written at a cell's top level)."""
+    where, function = "", ""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<cell "):
+            if not where:
+                where = f"{code.co_filename.strip('<>')}, line {frame.f_lineno}"
+            if not function and code.co_name != "<module>" and code.co_qualname == code.co_name:
+                bound = namespace.get(code.co_name)
+                if callable(bound) and getattr(inspect.unwrap(bound), "__code__", None) is code:
+                    function = code.co_name
+        frame = frame.f_back
+    return function, where
+
+
+class Watchdog:
+    """Answers a request that is still running when its time is up, naming the function it was
+    stuck in and where (the grader cannot ask a process it is about to kill), then ends the
+    worker. Works while the stuck code runs Python or releases the GIL; code that holds the GIL
+    in C for good is stopped by the grader's own, slightly later, deadline without a location."""
+
+    def __init__(self, sock: socket.socket, session: Session):
+        self._sock = sock
+        self._session = session
+        self._lock = threading.Lock()
+        self._main = threading.main_thread().ident
+
+    def run(self, request_id, seconds, operation):
+        """`operation()`'s reply, or None when the watchdog has answered (the process then ends)."""
+        done = threading.Event()
+        if seconds:
+            threading.Thread(target=self._watch, args=(request_id, float(seconds), done),
+                             name="rlcourse-watchdog", daemon=True).start()
+        try:
+            return operation()
+        finally:
+            done.set()
+
+    def _watch(self, request_id, seconds, done) -> None:
+        if done.wait(seconds):
+            return
+        frame = sys._current_frames().get(self._main)
+        function, where = _hang_site(frame, self._session.namespace)
+        del frame
+        with self._lock:
+            if done.is_set():
+                return
+            _flush_output()
+            try:
+                protocol.send_message(self._sock, {"id": request_id, "ok": False, "error": {
+                    "type": HUNG, "message": f"{HUNG}: {function}", "where": where}})
+            finally:
+                os._exit(0)
+
+    def send(self, reply: dict) -> None:
+        with self._lock:
+            protocol.send_message(self._sock, reply)
 
 
 def serve(sock: socket.socket, session: Session) -> None:
     """Answer requests until the grader closes the connection."""
+    watchdog = Watchdog(sock, session)
     while True:
         try:
             request = protocol.receive_message(sock)
@@ -152,7 +257,9 @@ def serve(sock: socket.socket, session: Session) -> None:
             if op not in OPERATIONS:
                 raise ValueError(f"unknown operation {op!r}")
             arguments = protocol.decode(request.get("arguments", {}))
-            result = getattr(session, op)(**arguments)
+            seconds = arguments.pop(WATCHDOG, None) if isinstance(arguments, dict) else None
+            result = watchdog.run(request.get("id"), seconds,
+                                  lambda: getattr(session, op)(**arguments))
             reply.update(ok=True, result=protocol.encode(result))
         except BaseException as error:  # noqa: BLE001 - any student failure becomes a reply
             if isinstance(error, KeyboardInterrupt):
@@ -160,10 +267,10 @@ def serve(sock: socket.socket, session: Session) -> None:
             reply.update(ok=False, error=dict(_describe(error), where=_where_in_student_code(error)))
         _flush_output()
         try:
-            protocol.send_message(sock, reply)
+            watchdog.send(reply)
         except (ValueError, TypeError) as error:
-            protocol.send_message(sock, {"id": request.get("id"), "ok": False,
-                                         "error": dict(_describe(error), where="")})
+            watchdog.send({"id": request.get("id"), "ok": False,
+                           "error": dict(_describe(error), where="")})
 
 
 def _flush_output() -> None:
