@@ -58,12 +58,14 @@ class StudentCode:
         self.launcher = launcher
         self.limits = launcher.options.limits
         if submission_seconds is None:
-            submission_seconds = getattr(self.limits, "submission_seconds", 900.0)
+            submission_seconds = self.limits.submission_seconds
         self.deadline = time.monotonic() + submission_seconds
         self.reference_seconds = dict(reference_seconds or {})
         """The reference solution's slowest cell and call ({"cell": s, "call": s}), for messages."""
-        self._refused: dict[str, str] = {}
-        """Functions not run again (they hung, ran out of memory or crashed) and why."""
+        self._refused: dict[str, tuple[str, str, str]] = {}
+        """Functions not run again (they hung, ran out of memory or crashed): kind, message, where."""
+        self.longest = {"cell": 0.0, "call": 0.0}
+        """The longest cell and call so far, in seconds (the reference run's are recorded)."""
         self._cell_errors: dict[int, str] = {}
         self.timings: dict[str, float] = {}
         self._worker = None
@@ -104,8 +106,8 @@ class StudentCode:
         except WorkerError as error:
             text = str(error)
             if error.kind == "raised" and text.startswith(NOT_RUN_AGAIN + ": "):
-                raise WorkerError("timeout", f"calling {function}: {text[len(NOT_RUN_AGAIN) + 2:]}",
-                                  where=error.where) from None
+                # The message says where the function it called hung.
+                raise WorkerError("timeout", f"calling {function}: {text[len(NOT_RUN_AGAIN) + 2:]}") from None
             if error.kind == "raised" and text.startswith("MemoryError"):
                 message = (f"calling {function} ran out of memory ({self.limits.memory_bytes >> 20} MB "
                            f"allowed); it is not run again")
@@ -187,9 +189,13 @@ class StudentCode:
     def _watched(self, worker, op: str, arguments: dict, seconds: float):
         """`worker.request` with a watchdog of `seconds`; raises _Hung when the time is up
         (the worker is then stopped)."""
+        started = time.perf_counter()
         try:
-            return worker.request(op, dict(arguments, **{WATCHDOG: seconds}),
-                                  timeout=seconds + GRACE_SECONDS)
+            reply = worker.request(op, dict(arguments, **{WATCHDOG: seconds}),
+                                   timeout=seconds + GRACE_SECONDS)
+            scope = "cell" if op == "run_cell" else "call"
+            self.longest[scope] = max(self.longest[scope], time.perf_counter() - started)
+            return reply
         except WorkerError as error:
             if error.kind == "raised" and str(error).startswith(HUNG + ": "):
                 worker.kill()
@@ -201,7 +207,7 @@ class StudentCode:
             raise
 
     def _total_seconds(self) -> float:
-        return getattr(self.limits, "submission_seconds", 900.0)
+        return self.limits.submission_seconds
 
     def _hang_message(self, subject: str, hung: _Hung, scope: str, *, context: str = "",
                       again: bool = True) -> str:

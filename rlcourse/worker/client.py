@@ -52,6 +52,8 @@ class Limits:
     """Wall clock for running one notebook cell."""
     call_seconds: float = 60.0
     """Wall clock for one grader call into the submission."""
+    submission_seconds: float = 900.0
+    """Wall clock for one submission's cells and calls together, restarts included."""
     reply_bytes: int = 32 << 20
     """Largest reply accepted from the worker."""
     output_chars: int = 4000
