@@ -29,6 +29,7 @@ import shutil
 import time
 
 from rlcourse.notebook import Submission
+from rlcourse.worker.cgroup import MemoryCgroup
 from rlcourse.worker.client import WorkerError
 from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG
 
@@ -64,6 +65,8 @@ class StudentCode:
         """The reference solution's slowest cell and call ({"cell": s, "call": s}), for messages."""
         self._refused: dict[str, tuple[str, str, str]] = {}
         """Functions not run again (they hung, ran out of memory or crashed): kind, message, where."""
+        self._memory: MemoryCgroup | None = None
+        """The memory cgroup of the current worker, if the machine has one."""
         self.longest = {"cell": 0.0, "call": 0.0}
         """The longest cell and call so far, in seconds (the reference run's are recorded)."""
         self._cell_errors: dict[int, str] = {}
@@ -119,6 +122,9 @@ class StudentCode:
             if error.kind == "timeout":  # the submission's own time is up
                 raise WorkerError(error.kind, f"{function} did not return: {error}") from None
             if error.kind == "worker_crashed":
+                if self._out_of_memory():
+                    error = WorkerError(error.kind, "the worker was killed for holding more than "
+                                        f"{self.limits.resident_bytes >> 20} MB of memory")
                 message = f"calling {function}: {error}; it is not run again"
                 self._refuse(function, "worker_crashed", message)
                 raise WorkerError(error.kind, message) from None
@@ -172,6 +178,7 @@ class StudentCode:
             self._worker.kill()
             shutil.rmtree(self._worker.scratch, ignore_errors=True)
             self._worker = None
+        self._release_memory_group()
 
     def output_tail(self) -> str:
         self._wait_for_start()
@@ -267,8 +274,19 @@ class StudentCode:
                 worker = self.launcher.launch()
             except Exception as error:  # noqa: BLE001
                 raise WorkerError("worker_crashed", f"no worker could be started ({error})") from None
+        self._release_memory_group()
+        self._memory = MemoryCgroup.for_worker(self.limits.resident_bytes,
+                                               getattr(worker, "_cgroup", None))
         self._send_refusals(worker)
         return worker
+
+    def _release_memory_group(self) -> None:
+        if self._memory is not None:
+            self._memory.remove()
+            self._memory = None
+
+    def _out_of_memory(self) -> bool:
+        return self._memory is not None and self._memory.oom_killed()
 
     def _run_cells(self) -> None:
         """Run every code cell in order; a cell that takes the worker down is dropped, and the

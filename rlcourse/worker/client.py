@@ -42,6 +42,9 @@ class Limits:
 
     memory_bytes: int = 6 << 30
     """Address-space limit (RLIMIT_AS). JAX reserves generously, so this is above real use."""
+    resident_bytes: int = 3 << 30
+    """Memory the worker's processes may hold, shared memory and memfd files included (a memory
+    cgroup, where the machine has one: rlcourse.worker.cgroup.MemoryCgroup)."""
     cpu_seconds: int = 900
     """CPU time for the whole worker (RLIMIT_CPU); the per-call wall clock is usually hit first."""
     file_bytes: int = 64 << 20
