@@ -192,6 +192,7 @@ def main() -> int:
     parser.add_argument("assignments", nargs="*", default=["ps1", "ps2", "ps3"])
     parser.add_argument("--no-alloc", action="store_true", help="leave out unbounded allocation")
     parser.add_argument("--only", help="run only the cases whose label contains this")
+    parser.add_argument("--verbose", action="store_true", help="print each lost item")
     options = parser.parse_args()
     course = Course(ROOT)
     worst = []
@@ -216,6 +217,11 @@ def main() -> int:
                 worst.append((wall, name, label))
                 print(f"  {label:40} {report.score:5g}/{report.max_score:<5g} {wall:7.1f} "
                       f"{cpu.seconds:7.1f}", flush=True)
+                if options.verbose:
+                    for entry in report.items:
+                        if not entry.passed:
+                            print(f"      lost {entry.id} ({entry.diagnosis}, {entry.seconds:.1f} s): "
+                                  f"{entry.message[:160]}")
     wall, name, label = max(worst)
     print(f"\nslowest: {name} {label}, {wall:.1f} s wall (target: at most 90 s)")
     return 0
