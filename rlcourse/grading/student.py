@@ -6,24 +6,30 @@ that made it); the next call starts a fresh worker and runs the cells again, ski
 that itself crashed or hung, so one bad function does not cost the items that do not use it.
 
 Hangs are paid once per submission. Each request carries its time to the worker, whose watchdog
-answers when it is up with the notebook function the code was stuck in and where
+answers when it is up with the notebook function the code was stuck in, its arguments and where
 (rlcourse.worker.server.Watchdog). Then:
 
 * a cell that hung (or took its worker down) is not run again in later workers; the cells after
   it still run;
-* a function that hung, ran out of memory or took its worker down, in a grader's call or while
-  a cell ran, is not run again in this submission: every later call of it fails at once with the
-  same message, and in every later worker it raises that message instead of running, so the
-  cells and functions that call it (ps1's `train` calls `exact_return`) fail at once too.
+* a function that hung, in a grader's call or while a cell ran, is not run again on the same
+  arguments: the same grader call fails at once with the same message, and in every later worker
+  the function raises that message instead of running on them, so the cells and functions that
+  call it so (ps1's `train` calls `exact_return`) fail at once too;
+* on other arguments it is tried, since they may finish (a loop reached only for one horizon);
+  once it has hung twice it is not run again on any arguments. The same goes at once for a
+  function that ran out of memory (MemoryError, or the kernel's memory cgroup killed its worker);
+  a call that merely took its worker down (os._exit) costs only itself, as a restart is cheap.
 
-The rule holds whatever the arguments of the later calls. The graders give every item inputs
-of the scale a real rollout produces, and the limits are several times what the reference
-solution takes on the largest of them, so a function that overran once overruns again; trying
-costs a full limit per item (a ps1 notebook whose `exact_return` loops forever took 15 minutes
-before this rule, under a minute with it). Items that do not use the function grade in full.
+"The same arguments" are each argument's value when it is a plain scalar or string and its shape
+when it is an array (`describe_arguments`): whether a Python loop ends depends on those, not on
+the numbers inside arrays a jit trace never sees. A ps1 notebook whose `exact_return` loops
+forever took 15 minutes (the whole budget) before these rules: every cell and item that used it
+waited out its limit. Now it costs two cell limits, and every item that does not need
+`exact_return` grades in full.
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -31,7 +37,10 @@ import time
 from rlcourse.notebook import Submission
 from rlcourse.worker.cgroup import MemoryCgroup
 from rlcourse.worker.client import WorkerError
-from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG
+from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG, describe_arguments
+
+HANGS_BEFORE_ALL = 2
+"""A function that hung on this many different arguments is not run again on any."""
 
 GRACE_SECONDS = 2.0
 """How long past a request's time the grader waits for the worker's watchdog before it kills the
@@ -41,10 +50,11 @@ worker itself (code stuck in C holding the GIL never lets the watchdog run)."""
 class _Hung(Exception):
     """A request that overstayed its time: the worker's watchdog said where, or it said nothing."""
 
-    def __init__(self, function: str = "", where: str = ""):
+    def __init__(self, function: str = "", where: str = "", arguments: str = ""):
         super().__init__(function)
         self.function = function
         self.where = where
+        self.arguments = arguments
 
 
 class StudentCode:
@@ -63,8 +73,11 @@ class StudentCode:
         self.deadline = time.monotonic() + submission_seconds
         self.reference_seconds = dict(reference_seconds or {})
         """The reference solution's slowest cell and call ({"cell": s, "call": s}), for messages."""
-        self._refused: dict[str, tuple[str, str, str]] = {}
-        """Functions not run again (they hung, ran out of memory or crashed): kind, message, where."""
+        self._refused: dict[str, dict] = {}
+        """Functions not run again, as the worker is told (`Session.refuse`): {name: {"all":
+        (kind, message, where) or None, "arguments": {described arguments: message}, "hangs": n}}."""
+        self._refused_calls: dict[tuple[str, str], tuple[str, str, str]] = {}
+        """Grader calls that hung, by function and arguments: asked again, they fail at once."""
         self._memory: MemoryCgroup | None = None
         """The memory cgroup of the current worker, if the machine has one."""
         self.longest = {"cell": 0.0, "call": 0.0}
@@ -95,17 +108,20 @@ class StudentCode:
         return reply["value"], reply["grad"]
 
     def _call(self, function: str, arguments: dict) -> dict:
-        if function in self._refused:
-            kind, message, where = self._refused[function]
+        refused = self._refused.get(function, {}).get("all")
+        key = (function, describe_arguments({name: arguments.get(name) for name in
+                                             ("args", "kwargs", "grad_wrt")}))
+        refused = refused or self._refused_calls.get(key)
+        if refused:
+            kind, message, where = refused
             raise WorkerError(kind, message, where=where)
         try:
             reply = self._request("call", arguments, timeout=self.limits.call_seconds)
         except _Hung as hung:
-            message = self._hang_message(function, hung, "call")
-            self._refuse(function, "timeout", message, hung.where)
-            if hung.function and hung.function != function:
-                self._refuse(hung.function, "timeout", message, hung.where)
-            raise WorkerError("timeout", message, where=hung.where) from None
+            message = self._hang_message(function, hung, "call", again=False)
+            final = self._note_hang(hung.function or function, hung.arguments, message, hung.where)
+            self._refused_calls[key] = ("timeout", final, hung.where)
+            raise WorkerError("timeout", final, where=hung.where) from None
         except WorkerError as error:
             text = str(error)
             if error.kind == "raised" and text.startswith(NOT_RUN_AGAIN + ": "):
@@ -114,7 +130,7 @@ class StudentCode:
             if error.kind == "raised" and text.startswith("MemoryError"):
                 message = (f"calling {function} ran out of memory ({self.limits.memory_bytes >> 20} MB "
                            f"allowed); it is not run again")
-                self._refuse(function, "raised", message, error.where)
+                self._refuse_all(function, "raised", message, error.where)
                 raise WorkerError("raised", message, where=error.where) from None
             if error.kind in ("raised", "not_implemented"):
                 raise WorkerError(error.kind, f"calling {function} raised {error}",
@@ -123,11 +139,11 @@ class StudentCode:
                 raise WorkerError(error.kind, f"{function} did not return: {error}") from None
             if error.kind == "worker_crashed":
                 if self._out_of_memory():
-                    error = WorkerError(error.kind, "the worker was killed for holding more than "
-                                        f"{self.limits.resident_bytes >> 20} MB of memory")
-                message = f"calling {function}: {error}; it is not run again"
-                self._refuse(function, "worker_crashed", message)
-                raise WorkerError(error.kind, message) from None
+                    message = (f"calling {function}: the worker was killed for holding more than "
+                               f"{self.limits.resident_bytes >> 20} MB of memory; it is not run again")
+                    self._refuse_all(function, "worker_crashed", message)
+                    raise WorkerError(error.kind, message) from None
+                raise WorkerError(error.kind, f"calling {function}: {error}") from None
             raise
         if not isinstance(reply, dict) or "value" not in reply or (
                 "grad_wrt" in arguments and "grad" not in reply):
@@ -206,9 +222,14 @@ class StudentCode:
         except WorkerError as error:
             if error.kind == "raised" and str(error).startswith(HUNG + ": "):
                 worker.kill()
-                function = str(error)[len(HUNG) + 2:].strip()
-                raise _Hung(function if re.fullmatch(r"[A-Za-z_]\w*", function) else "",
-                            error.where) from None
+                function, _, arguments = str(error)[len(HUNG) + 2:].partition(" ")
+                try:
+                    json.loads(arguments)
+                except ValueError:
+                    arguments = ""  # cut short: the function is then refused on any arguments
+                if not re.fullmatch(r"[A-Za-z_]\w*", function):
+                    function, arguments = "", ""
+                raise _Hung(function, error.where, arguments) from None
             if error.kind == "timeout" and not worker.alive:
                 raise _Hung() from None
             raise
@@ -230,18 +251,39 @@ class StudentCode:
             message += f"; it was still running {hung.function}"
         return message + ("; it is not run again" if again else "")
 
-    def _refuse(self, function: str, kind: str, message: str, where: str = "") -> None:
-        """From now on `function` fails at once with `message`: in the grader's calls, and in the
-        worker (a live one now, every later one before its cells run)."""
-        self._refused.setdefault(function, (kind, message, where))
+    def _note_hang(self, function: str, arguments: str, message: str, where: str) -> str:
+        """Record that `function` hung on `arguments` (as `describe_arguments` puts them; "" when
+        the watchdog could not say): it is not run again on those, or, after HANGS_BEFORE_ALL
+        hangs, on any. Returns `message` completed with what happens next."""
+        entry = self._refused.setdefault(function, {"all": None, "arguments": {}, "hangs": 0})
+        entry["hangs"] += 1
+        if entry["hangs"] >= HANGS_BEFORE_ALL:
+            message += f"; having hung {entry['hangs']} times, {function} is not run again"
+            entry["all"] = ("timeout", message, where)
+        else:
+            message += f"; {function} is not run again on the same arguments"
+            if arguments:
+                entry["arguments"][arguments] = message + (f" (at {where})" if where else "")
+        self._push_refusals()
+        return message
+
+    def _refuse_all(self, function: str, kind: str, message: str, where: str = "") -> None:
+        """From now on `function` fails at once with `message`, whatever its arguments."""
+        entry = self._refused.setdefault(function, {"all": None, "arguments": {}, "hangs": 0})
+        entry["all"] = entry["all"] or (kind, message, where)
+        self._push_refusals()
+
+    def _push_refusals(self) -> None:
         if self._worker is not None and self._worker.alive:
             self._send_refusals(self._worker)
 
     def _send_refusals(self, worker) -> None:
         if not self._refused:
             return
-        functions = {name: message + (f" (at {where})" if where else "")
-                     for name, (_, message, where) in self._refused.items()}
+        functions = {name: {"arguments": entry["arguments"],
+                            "all": entry["all"] and entry["all"][1] + (
+                                f" (at {entry['all'][2]})" if entry["all"][2] else "")}
+                     for name, entry in self._refused.items()}
         try:
             worker.request("refuse", dict(functions=functions), timeout=10)
         except WorkerError:
@@ -311,8 +353,9 @@ class StudentCode:
                 message = self._hang_message(label, hung, "cell")
                 self._cell_errors.setdefault(cell.index, message + (f" (at {hung.where})" if hung.where else ""))
                 if hung.function:
-                    self._refuse(hung.function, "timeout", self._hang_message(
-                        hung.function, hung, "cell", context=f" when {label} called it"), hung.where)
+                    self._note_hang(hung.function, hung.arguments, self._hang_message(
+                        hung.function, hung, "cell", context=f" when {label} called it", again=False),
+                        hung.where)
                 return False
             except WorkerError as error:
                 text = str(error)

@@ -69,11 +69,50 @@ class NotRunAgain(Exception):
 NotRunAgain.__name__ = NOT_RUN_AGAIN  # a name no student exception has by accident
 
 
-def _refusing(name: str, message: str):
+def describe_arguments(values: dict) -> str:
+    """What decides whether a call may end as an earlier one did: each argument's value if it is
+    a plain scalar or string (a horizon, a method name), its shape if it is an array (jit traces
+    by shape, and an endless Python loop cannot depend on traced values), its type otherwise."""
+    def describe(value, depth=0):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return repr(value)[:80]
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple):
+            return f"shape{shape}"
+        if depth < 3 and isinstance(value, dict):
+            return {str(key): describe(item, depth + 1) for key, item in sorted(value.items(), key=str)[:50]}
+        if depth < 3 and isinstance(value, (list, tuple)):
+            return [describe(item, depth + 1) for item in value[:50]]
+        return type(value).__name__
+    import json
+
+    return json.dumps({name: describe(value) for name, value in values.items()}, sort_keys=True)
+
+
+def _bound_arguments(function, args, kwargs) -> dict | None:
+    try:
+        bound = inspect.signature(inspect.unwrap(function)).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _refusing(name: str, original, refusals: dict):
+    """`original`, except that it raises NotRunAgain instead of running on arguments it hung on
+    before (`refusals["arguments"]`: described arguments -> message), or on any arguments once
+    `refusals["all"]` holds a message."""
     def refused(*args, **kwargs):
-        raise NotRunAgain(message)
+        if refusals.get("all"):
+            raise NotRunAgain(refusals["all"])
+        values = _bound_arguments(original, args, kwargs)
+        message = refusals["arguments"].get(describe_arguments(values)) if values is not None else None
+        if message:
+            raise NotRunAgain(message)
+        return original(*args, **kwargs)
 
     refused.__name__ = refused.__qualname__ = name
+    refused.__wrapped__ = original  # so a hang inside it is still found in `original`
     refused.rlcourse_refused = True
     return refused
 
@@ -84,7 +123,7 @@ class Session:
     def __init__(self, framework):
         self.framework = framework
         self.namespace = {"__name__": "__main__", "get_ipython": _QuietIPython}
-        self._refused: dict[str, str] = {}
+        self._refused: dict[str, dict] = {}
 
     def run_cell(self, *, index: int, source: str):
         code = compile(_transform_cell(source), f"<cell {index}>", "exec")
@@ -95,18 +134,22 @@ class Session:
         return None
 
     def refuse(self, *, functions: dict):
-        """Make each named notebook function raise NotRunAgain(message) instead of running,
-        from now on and whenever a cell defines it again: functions that already hung once in
-        this submission, so that the cells and functions that call them fail at once."""
-        self._refused.update({str(name): str(message) for name, message in functions.items()})
+        """Make named notebook functions raise NotRunAgain(message) instead of running on the
+        arguments they hung on (or on any, with "all"), from now on and whenever a cell defines
+        them again, so that the cells and functions that call them fail at once.
+        `functions`: {name: {"all": message or None, "arguments": {described: message}}}."""
+        for name, refusals in functions.items():
+            entry = self._refused.setdefault(str(name), {"all": None, "arguments": {}})
+            entry["all"] = entry["all"] or refusals.get("all")
+            entry["arguments"].update(refusals.get("arguments") or {})
         self._replace_refused()
         return None
 
     def _replace_refused(self) -> None:
-        for name, message in self._refused.items():
+        for name, refusals in self._refused.items():
             current = self.namespace.get(name)
             if callable(current) and not getattr(current, "rlcourse_refused", False):
-                self.namespace[name] = _refusing(name, message)
+                self.namespace[name] = _refusing(name, current, refusals)
 
     def call(self, *, function: str, args: list, kwargs: dict, grad_wrt: list | None = None,
              compiled: bool = False):
@@ -181,11 +224,12 @@ WATCHDOG = "watchdog_seconds"
 the worker's watchdog answers in its place with where the code was (`Watchdog`)."""
 
 
-def _hang_site(frame, namespace: dict) -> tuple[str, str]:
-    """(function, where) for a stack that overstayed its time: the innermost frame of a notebook
-    cell, and the innermost top-level notebook function on the stack ("" if there is none, as
-    for a loop written at a cell's top level)."""
-    where, function = "", ""
+def _hang_site(frame, namespace: dict) -> tuple[str, str, str]:
+    """(function, arguments, where) for a stack that overstayed its time: the innermost frame of
+    a notebook cell, and the innermost top-level notebook function on the stack with its
+    arguments as `describe_arguments` puts them ("" if there is none, as for a loop written at a
+    cell's top level)."""
+    where, function, arguments = "", "", ""
     while frame is not None:
         code = frame.f_code
         if code.co_filename.startswith("<cell "):
@@ -195,8 +239,14 @@ def _hang_site(frame, namespace: dict) -> tuple[str, str]:
                 bound = namespace.get(code.co_name)
                 if callable(bound) and getattr(inspect.unwrap(bound), "__code__", None) is code:
                     function = code.co_name
+                    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+                    try:
+                        arguments = describe_arguments({name: frame.f_locals[name] for name in names
+                                                        if name in frame.f_locals})
+                    except Exception:  # noqa: BLE001 - odd objects: blame the function alone
+                        arguments = ""
         frame = frame.f_back
-    return function, where
+    return function, arguments, where
 
 
 class Watchdog:
@@ -229,7 +279,7 @@ class Watchdog:
         if done.wait(seconds):
             return
         frame = sys._current_frames().get(self._main)
-        function, where = _hang_site(frame, self._session.namespace)
+        function, arguments, where = _hang_site(frame, self._session.namespace)
         del frame
         with self._lock:
             if done.is_set():
@@ -237,7 +287,8 @@ class Watchdog:
             _flush_output()
             try:
                 protocol.send_message(self._sock, {"id": request_id, "ok": False, "error": {
-                    "type": HUNG, "message": f"{HUNG}: {function}", "where": where}})
+                    "type": HUNG, "message": f"{HUNG}: {function} {arguments}"[:MAX_ERROR_CHARS],
+                    "where": where}})
             finally:
                 os._exit(0)
 

@@ -133,7 +133,8 @@ def counted_student(tmp_path, launcher, *sources):
 HANGS = "def spin(x):\n    while True:\n        pass\n"
 
 
-def test_a_function_that_hung_fails_at_once_with_the_same_message_whatever_its_arguments(tmp_path, launcher):
+def test_a_function_that_hung_fails_at_once_on_the_same_arguments_and_after_two_hangs_on_any(
+        tmp_path, launcher):
     student, counting = counted_student(tmp_path, launcher, HANGS,
                                         "def calls_spin(x):\n    return spin(x) + 1",
                                         "def fine(x):\n    return 2 * x")
@@ -142,27 +143,35 @@ def test_a_function_that_hung_fails_at_once_with_the_same_message_whatever_its_a
             student.call("spin", 1)
         assert first.value.kind == "timeout"
         assert "spin did not finish within 2 s" in str(first.value)
+        assert "not run again on the same arguments" in str(first.value)
         assert first.value.where in ("cell 0, line 2", "cell 0, line 3")  # where the watchdog saw it
         started = time.monotonic()
-        for argument in (2, 3):
-            with pytest.raises(WorkerError) as later:
-                student.call("spin", argument)
-            assert (later.value.kind, str(later.value), later.value.where) == (
-                "timeout", str(first.value), first.value.where)
-        # A function that calls it fails at once too, in the fresh worker started for it.
-        with pytest.raises(WorkerError) as caller:
+        with pytest.raises(WorkerError) as again:
+            student.call("spin", 1)
+        assert (again.value.kind, str(again.value), again.value.where) == (
+            "timeout", str(first.value), first.value.where)
+        with pytest.raises(WorkerError) as through:  # in the worker: spin(1) is refused there too
             student.call("calls_spin", 1)
-        assert caller.value.kind == "timeout" and "spin did not finish" in str(caller.value)
-        assert time.monotonic() - started < 1.5, "later calls waited for their time to run out"
+        assert through.value.kind == "timeout" and "spin did not finish" in str(through.value)
+        assert time.monotonic() - started < 1.5, "a call on the same arguments waited for its time"
+        with pytest.raises(WorkerError) as second:  # other arguments may finish: they are tried
+            student.call("spin", 2)
+        assert "having hung 2 times, spin is not run again" in str(second.value)
+        started = time.monotonic()
+        for call in (("spin", 3), ("calls_spin", 4)):
+            with pytest.raises(WorkerError) as later:
+                student.call(*call)
+            assert later.value.kind == "timeout" and "having hung 2 times" in str(later.value)
+        assert time.monotonic() - started < 1.5, "a function that hung twice was run again"
         assert student.call("fine", 4) == 8
-        assert counting.launches == 2
+        assert counting.launches == 3
     finally:
         student.close()
 
 
 def test_a_hung_cell_is_not_run_again_and_what_it_hung_in_fails_at_once_in_later_cells(tmp_path, launcher):
     student, counting = counted_student(
-        tmp_path, launcher, HANGS, "base = 10", "stuck = spin(1)", "also = spin(2)",
+        tmp_path, launcher, HANGS, "base = 10", "stuck = spin(1)", "also = spin(1)",
         "import os\ndef crash():\n    os._exit(3)", "def after(x):\n    return base + x")
     try:
         started = time.monotonic()
@@ -177,6 +186,7 @@ def test_a_hung_cell_is_not_run_again_and_what_it_hung_in_fails_at_once_in_later
         assert errors[0].startswith("cell 2 did not finish within 2 s")
         assert "still running spin" in errors[0] and "(at cell 0, line " in errors[0]
         assert errors[1].startswith("cell 3: spin did not finish within 2 s when cell 2 called it")
+        assert "not run again on the same arguments" in errors[1]
         with pytest.raises(WorkerError) as call:
             student.call("spin", 1)
         assert call.value.kind == "timeout" and "when cell 2 called it" in str(call.value)
