@@ -15,8 +15,9 @@ answers when it is up with the notebook function the code was stuck in, its argu
   arguments: the same grader call fails at once with the same message, and in every later worker
   the function raises that message instead of running on them, so the cells and functions that
   call it so (ps1's `train` calls `exact_return`) fail at once too;
-* on other arguments it is tried, since they may finish (a loop reached only for one horizon);
-  once it has hung twice it is not run again on any arguments. The same goes at once for a
+* on other arguments it is tried, since they may finish (a loop reached only for one horizon),
+  for at most a call's time even inside a cell; once it has hung twice it is not run again on
+  any arguments. The same goes at once for a
   function that ran out of memory (MemoryError, or the kernel's memory cgroup killed its worker);
   a call that merely took its worker down (os._exit) costs only itself, as a restart is cheap.
 
@@ -280,7 +281,7 @@ class StudentCode:
     def _send_refusals(self, worker) -> None:
         if not self._refused:
             return
-        functions = {name: {"arguments": entry["arguments"],
+        functions = {name: {"arguments": entry["arguments"], "retry_seconds": self.limits.call_seconds,
                             "all": entry["all"] and entry["all"][1] + (
                                 f" (at {entry['all'][2]})" if entry["all"][2] else "")}
                      for name, entry in self._refused.items()}
@@ -350,11 +351,13 @@ class StudentCode:
                 # A cell that hung is not run again; the function it was stuck in is not run
                 # again either, so the cells after it that call it fail at once.
                 self._bad_cells.add(cell.index)
-                message = self._hang_message(label, hung, "cell")
+                # A function that hung before is retried for a call's time only (Session.refuse).
+                scope = "call" if hung.function in self._refused else "cell"
+                message = self._hang_message(label, hung, scope)
                 self._cell_errors.setdefault(cell.index, message + (f" (at {hung.where})" if hung.where else ""))
                 if hung.function:
                     self._note_hang(hung.function, hung.arguments, self._hang_message(
-                        hung.function, hung, "cell", context=f" when {label} called it", again=False),
+                        hung.function, hung, scope, context=f" when {label} called it", again=False),
                         hung.where)
                 return False
             except WorkerError as error:

@@ -14,6 +14,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 import traceback
 
 from rlcourse.worker import protocol
@@ -98,10 +99,11 @@ def _bound_arguments(function, args, kwargs) -> dict | None:
     return dict(bound.arguments)
 
 
-def _refusing(name: str, original, refusals: dict):
+def _refusing(name: str, original, refusals: dict, session):
     """`original`, except that it raises NotRunAgain instead of running on arguments it hung on
     before (`refusals["arguments"]`: described arguments -> message), or on any arguments once
-    `refusals["all"]` holds a message."""
+    `refusals["all"]` holds a message; on other arguments it runs, for at most
+    `refusals["retry_seconds"]` more."""
     def refused(*args, **kwargs):
         if refusals.get("all"):
             raise NotRunAgain(refusals["all"])
@@ -109,7 +111,14 @@ def _refusing(name: str, original, refusals: dict):
         message = refusals["arguments"].get(describe_arguments(values)) if values is not None else None
         if message:
             raise NotRunAgain(message)
-        return original(*args, **kwargs)
+        watchdog = session.watchdog
+        if not (refusals.get("retry_seconds") and watchdog is not None):
+            return original(*args, **kwargs)
+        before = watchdog.tighten(refusals["retry_seconds"])
+        try:
+            return original(*args, **kwargs)
+        finally:
+            watchdog.restore(before)
 
     refused.__name__ = refused.__qualname__ = name
     refused.__wrapped__ = original  # so a hang inside it is still found in `original`
@@ -124,6 +133,7 @@ class Session:
         self.framework = framework
         self.namespace = {"__name__": "__main__", "get_ipython": _QuietIPython}
         self._refused: dict[str, dict] = {}
+        self.watchdog = None
 
     def run_cell(self, *, index: int, source: str):
         code = compile(_transform_cell(source), f"<cell {index}>", "exec")
@@ -142,6 +152,7 @@ class Session:
             entry = self._refused.setdefault(str(name), {"all": None, "arguments": {}})
             entry["all"] = entry["all"] or refusals.get("all")
             entry["arguments"].update(refusals.get("arguments") or {})
+            entry["retry_seconds"] = refusals.get("retry_seconds")
         self._replace_refused()
         return None
 
@@ -149,7 +160,7 @@ class Session:
         for name, refusals in self._refused.items():
             current = self.namespace.get(name)
             if callable(current) and not getattr(current, "rlcourse_refused", False):
-                self.namespace[name] = _refusing(name, current, refusals)
+                self.namespace[name] = _refusing(name, current, refusals, self)
 
     def call(self, *, function: str, args: list, kwargs: dict, grad_wrt: list | None = None,
              compiled: bool = False):
@@ -260,13 +271,16 @@ class Watchdog:
         self._session = session
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
+        self._deadline = None
+        session.watchdog = self
 
     def run(self, request_id, seconds, operation):
         """`operation()`'s reply, or None when the watchdog has answered (the process then ends)."""
         done = threading.Event()
+        self._deadline = time.monotonic() + float(seconds) if seconds else None
         if seconds:
             try:
-                threading.Thread(target=self._watch, args=(request_id, float(seconds), done),
+                threading.Thread(target=self._watch, args=(request_id, done),
                                  name="rlcourse-watchdog", daemon=True).start()
             except RuntimeError:
                 pass  # no thread to be had (the pids cgroup is full): the grader's deadline holds
@@ -275,8 +289,23 @@ class Watchdog:
         finally:
             done.set()
 
-    def _watch(self, request_id, seconds, done) -> None:
-        if done.wait(seconds):
+    def tighten(self, seconds: float):
+        """Let the running request go on for at most `seconds` more, until `restore`: a function
+        that hung before, tried again on other arguments, gets a call's time, not a cell's.
+        Returns the deadline to restore."""
+        before = self._deadline
+        if before is not None:
+            self._deadline = min(before, time.monotonic() + seconds)
+        return before
+
+    def restore(self, deadline) -> None:
+        self._deadline = deadline
+
+    def _watch(self, request_id, done) -> None:
+        while not done.wait(min(0.1, max(0.0, self._deadline - time.monotonic()))):
+            if time.monotonic() >= self._deadline:
+                break
+        if done.is_set():
             return
         frame = sys._current_frames().get(self._main)
         function, arguments, where = _hang_site(frame, self._session.namespace)

@@ -223,3 +223,24 @@ def test_a_call_that_runs_out_of_memory_fails_at_once_later(tmp_path):
     finally:
         student.close()
         launcher.close()
+
+
+def test_a_function_that_hung_is_retried_in_a_cell_for_a_calls_time_only(tmp_path):
+    launcher = make_launcher(WorkerOptions("numpy", Limits(cell_seconds=10, call_seconds=1)), strategy="fork")
+    student, counting = counted_student(tmp_path, launcher, HANGS, "stuck = spin(1)", "other = spin(2)",
+                                        "answer = 42")
+    try:
+        started = time.monotonic()
+        assert student.get("answer") == {"answer": 42}
+        elapsed = time.monotonic() - started
+        first, second = student.cell_errors
+        assert first.startswith("cell 1 did not finish within 10 s (the limit for one cell")
+        assert second.startswith("cell 2 did not finish within 1 s (the limit for one call")
+        assert "still running spin" in second
+        assert elapsed < 10 + 10, "the second cell waited out a cell's time"
+        with pytest.raises(WorkerError) as call:
+            student.call("spin", 3)
+        assert "having hung 2 times" in str(call.value)
+    finally:
+        student.close()
+        launcher.close()
