@@ -52,6 +52,17 @@ runnable processes on two cores) stretches wall times several fold. A hang is pa
 submission, so a generous floor costs little."""
 
 
+def call_limits(limits: Limits, measured: dict | None, fixed=frozenset()) -> dict[str, float]:
+    """Seconds per call of each function the reference run called: REFERENCE_FACTOR x its own
+    slowest call, at least the call floor, at most `limits.call_seconds` (ps2's training call
+    takes 10 s, its losses milliseconds: a loop in a loss should not cost 100 s)."""
+    if not measured or "call_seconds" in fixed or not isinstance(measured.get("calls"), dict):
+        return {}
+    return {str(name): round(min(limits.call_seconds, max(FLOOR_SECONDS["call_seconds"],
+                                                          REFERENCE_FACTOR * seconds)), 1)
+            for name, seconds in measured["calls"].items() if isinstance(seconds, (int, float))}
+
+
 def budget(limits: Limits, measured: dict | None, fixed=frozenset()) -> Limits:
     """`limits` with the time limits not in `fixed` (those assignment.toml sets) derived from
     the reference run's `measured` {"cell", "call", "total"} seconds; unchanged without them."""
@@ -89,6 +100,7 @@ class Grader:
         if self.reference is None and warm_cache:
             self.reference = self._run_reference(level)
         self.limits = budget(assignment.limits, self.reference, assignment.fixed_limits)
+        self.call_limits = call_limits(self.limits, self.reference, assignment.fixed_limits)
         self._launcher = make_launcher(
             WorkerOptions(assignment.framework, self.limits, compile_cache=self._cache_dir,
                           isolation=level),
@@ -117,7 +129,8 @@ class Grader:
             report.timings = {"total": time.perf_counter() - started}
             return report
         submission = self._as_graded(submission)
-        student = StudentCode(submission, self._launcher, reference_seconds=self.reference)
+        student = StudentCode(submission, self._launcher, reference_seconds=self.reference,
+                              call_limits=self.call_limits)
         student.start()  # the cells run while pytest collects the graders
         try:
             items, internal = self._run_graders(student)
@@ -299,6 +312,7 @@ class Grader:
             fingerprint.update(path.read_bytes())
         folder = Path(self._cache_dir) if self._cache_dir else (
             self.assignment.course.cache_dir / "reference" / self.assignment.name)
+        fingerprint.update(b"reference-record-2\0")  # what the record holds: cell, call, total, calls
         for place in (self.assignment.course.root, folder, Path(sys.prefix), worker_code):
             fingerprint.update(str(place.resolve()).encode() + b"\0")
         return folder / f"warmed-{fingerprint.hexdigest()[:16]}"
@@ -341,6 +355,7 @@ class Grader:
                      "check the graders before trusting these grades")
             return None
         measured = {"cell": round(student.longest["cell"], 3), "call": round(student.longest["call"], 3),
+                    "calls": {name: round(seconds, 3) for name, seconds in student.longest_calls.items()},
                     "total": round(total, 3)}
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps(measured) + "\n")

@@ -65,13 +65,15 @@ class StudentCode:
     notebook that takes every worker down from looping."""
 
     def __init__(self, submission: Submission, launcher, *, submission_seconds: float | None = None,
-                 reference_seconds: dict | None = None):
+                 reference_seconds: dict | None = None, call_limits: dict | None = None):
         self.submission = submission
         self.launcher = launcher
         self.limits = launcher.options.limits
         if submission_seconds is None:
             submission_seconds = self.limits.submission_seconds
         self.deadline = time.monotonic() + submission_seconds
+        self.call_limits = dict(call_limits or {})
+        """Seconds per call of named functions (`rlcourse.grading.pipeline.call_limits`)."""
         self.reference_seconds = dict(reference_seconds or {})
         """The reference solution's slowest cell and call ({"cell": s, "call": s}), for messages."""
         self._refused: dict[str, dict] = {}
@@ -82,6 +84,8 @@ class StudentCode:
         self._memory: MemoryCgroup | None = None
         """The memory cgroup of the current worker, if the machine has one."""
         self.longest = {"cell": 0.0, "call": 0.0}
+        self.longest_calls: dict[str, float] = {}
+        """The longest call of each function (the reference run's set per-function limits)."""
         """The longest cell and call so far, in seconds (the reference run's are recorded)."""
         self._cell_errors: dict[int, str] = {}
         self.timings: dict[str, float] = {}
@@ -117,7 +121,10 @@ class StudentCode:
             kind, message, where = refused
             raise WorkerError(kind, message, where=where)
         try:
-            reply = self._request("call", arguments, timeout=self.limits.call_seconds)
+            started = time.perf_counter()
+            reply = self._request("call", arguments, timeout=self._call_limit(function))
+            self.longest_calls[function] = max(self.longest_calls.get(function, 0.0),
+                                                time.perf_counter() - started)
         except _Hung as hung:
             message = self._hang_message(function, hung, "call", again=False)
             final = self._note_hang(hung.function or function, hung.arguments, message, hung.where)
@@ -235,6 +242,12 @@ class StudentCode:
                 raise _Hung() from None
             raise
 
+    def _call_limit(self, function: str) -> float:
+        """The time one call of `function` may take: `call_limits[function]` when the reference
+        run measured it (so a quick function is not given a training run's time), else the
+        assignment's `call_seconds`."""
+        return min(self.limits.call_seconds, self.call_limits.get(function, self.limits.call_seconds))
+
     def _total_seconds(self) -> float:
         return self.limits.submission_seconds
 
@@ -242,10 +255,13 @@ class StudentCode:
                       again: bool = True) -> str:
         """What a student reads about code that did not finish: what, where, the limit, and how
         long the reference solution takes."""
-        limit = self.limits.call_seconds if scope == "call" else self.limits.cell_seconds
+        limit = self._call_limit(subject) if scope == "call" else self.limits.cell_seconds
         message = f"{subject} did not finish within {limit:g} s{context} (the limit for one {scope}"
         reference = self.reference_seconds.get(scope)
-        if reference is not None:
+        own = (self.reference_seconds.get("calls") or {}).get(subject) if scope == "call" else None
+        if isinstance(own, (int, float)):
+            message += f"; the reference solution's slowest call of {subject} takes {own:.2g} s"
+        elif reference is not None:
             message += f"; the reference solution's slowest {scope} takes {reference:.2g} s"
         message += ")"
         if hung.function and hung.function != subject:

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from rlcourse.course import Course
-from rlcourse.grading.pipeline import FLOOR_SECONDS, REFERENCE_FACTOR, Grader, budget
+from rlcourse.grading.pipeline import FLOOR_SECONDS, REFERENCE_FACTOR, Grader, budget, call_limits
 from rlcourse.worker.client import Limits
 
 
@@ -22,6 +22,14 @@ def test_a_limit_set_in_assignment_toml_is_kept():
     limits = budget(Limits(call_seconds=33.0), {"cell": 3.0, "call": 9.0, "total": 20.0},
                     fixed={"call_seconds"})
     assert limits.call_seconds == 33.0 and limits.cell_seconds == 30.0
+
+
+def test_each_function_gets_ten_times_its_own_slowest_call_within_the_call_limit():
+    measured = {"cell": 1.0, "call": 9.6, "total": 60.0, "calls": {"train": 9.6, "loss": 0.01}}
+    limits = budget(Limits(), measured)
+    per_function = call_limits(limits, measured)
+    assert per_function == {"train": limits.call_seconds, "loss": FLOOR_SECONDS["call_seconds"]}
+    assert call_limits(limits, measured, fixed={"call_seconds"}) == {}
 
 
 def test_without_a_reference_run_the_limits_are_unchanged():
@@ -66,7 +74,7 @@ def test_the_reference_runs_once_per_place_and_sets_the_limits(tmp_path):
     with Grader(course.assignment("toy"), log=log) as grader:
         first = grader.reference
     assert [line for line in runs if "the reference" in line], runs
-    assert set(first) == {"cell", "call", "total"}
+    assert set(first) == {"cell", "call", "total", "calls"} and set(first["calls"]) == {"double"}
     assert grader.limits.call_seconds == max(FLOOR_SECONDS["call_seconds"], REFERENCE_FACTOR * first["call"])
     assert grader.limits.submission_seconds == 500.0  # assignment.toml says so
     runs.clear()
