@@ -312,7 +312,7 @@ class Grader:
             fingerprint.update(path.read_bytes())
         folder = Path(self._cache_dir) if self._cache_dir else (
             self.assignment.course.cache_dir / "reference" / self.assignment.name)
-        fingerprint.update(b"reference-record-2\0")  # what the record holds: cell, call, total, calls
+        fingerprint.update(b"reference-record-3\0")  # what the record holds: cell, call, total, calls
         for place in (self.assignment.course.root, folder, Path(sys.prefix), worker_code):
             fingerprint.update(str(place.resolve()).encode() + b"\0")
         return folder / f"warmed-{fingerprint.hexdigest()[:16]}"
