@@ -94,7 +94,7 @@ def assignment_fingerprint(assignment: Assignment) -> str:
 def warm_once(assignment: Assignment, settings: GraderSettings, log=None) -> None:
     """Warm the JAX compilation cache with the reference before parallel processes start, so
     they find it ready instead of each warming it at once."""
-    if not settings.warm_cache or assignment.framework != "jax":
+    if not settings.warm_cache:
         return
     from rlcourse.grading.pipeline import Grader
 

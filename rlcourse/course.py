@@ -31,6 +31,9 @@ class Assignment:
     course: "Course"
     limits: Limits = Limits()
     title: str = ""
+    fixed_limits: frozenset[str] = frozenset()
+    """The limits `assignment.toml` sets; the time limits it leaves out are derived from the
+    reference solution's measured times (rlcourse.grading.pipeline.budget)."""
     skip_cells: tuple[str, ...] = ()
     """grade_ids of locked demonstration cells (experiments, plots) that grading does not run.
     Each must be locked and come after every solution cell of the release, so no student code
@@ -77,12 +80,13 @@ class Course:
             raise CourseError(f"no assignment {name!r} (known: {known})")
         data = tomllib.loads(spec.read_text())
         limits = Limits(**data.get("limits", {}))
+        fixed = frozenset(data.get("limits", {}))
         skip = data.get("skip_cells", [])
         if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
             raise CourseError(f"{spec}: skip_cells must be a list of grade_ids")
         return Assignment(name=name, notebook=data["notebook"], framework=data["framework"],
                           course=self, limits=limits, title=data.get("title", ""),
-                          skip_cells=tuple(skip))
+                          skip_cells=tuple(skip), fixed_limits=fixed)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

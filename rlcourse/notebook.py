@@ -15,9 +15,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from pathlib import Path
 
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
+MAX_DEPTH = 64
+"""Nesting of JSON objects and arrays (a Jupyter notebook needs under 10; widget state more)."""
+MAX_CONTAINERS = 200_000
+"""JSON objects and arrays in the whole file: 5.8 MB of empty dicts is two million of them, and
+parsing them (and nbformat's validation after) took 2.4 GB; a course notebook has a few thousand."""
+MAX_STRINGS = 2_000_000
+"""JSON strings (keys included) in the whole file; each source line of each cell is one."""
+MAX_CELLS = 5_000
+MAX_METADATA_BYTES = 1 << 20
+"""The notebook's and each cell's metadata, as JSON."""
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 class NotebookProblem(Exception):
@@ -41,6 +53,57 @@ class Submission:
 
     def grade_ids(self) -> set[str]:
         return {cell.grade_id for cell in self.cells if cell.grade_id}
+
+
+def check_structure(text: str, name: str = "the notebook") -> None:
+    """Raise NotebookProblem when the JSON `text` nests deeper or holds more objects, arrays or
+    strings than a notebook may, before anything parses it into objects: a file well under the
+    size cap can otherwise cost gigabytes to parse (each empty dict is about 64 bytes in Python,
+    and more in nbformat). Strings are skipped whole, so brackets inside them do not count.
+    When even counting every bracket and quote stays under the caps (the usual case, at memory
+    speed), the exact scan is skipped and the depth is checked after parsing."""
+    if (text.count("{") + text.count("[") <= MAX_CONTAINERS
+            and text.count('"') <= 2 * MAX_STRINGS):
+        return
+    depth = containers = strings = 0
+    for token in _TOKENS.finditer(text):
+        first = token.group()[0]
+        if first == '"':
+            strings += 1
+            if strings > MAX_STRINGS:
+                raise NotebookProblem(f"{name} holds more than {MAX_STRINGS:,} JSON strings")
+        elif first in "[{":
+            depth += 1
+            containers += 1
+            if depth > MAX_DEPTH:
+                raise NotebookProblem(f"{name} nests JSON deeper than {MAX_DEPTH} levels")
+            if containers > MAX_CONTAINERS:
+                raise NotebookProblem(f"{name} holds more than {MAX_CONTAINERS:,} JSON objects "
+                                      "and arrays; Jupyter does not write such notebooks")
+        else:
+            depth -= 1
+
+
+def _check_parsed(notebook: dict, name: str) -> None:
+    """The bounds that need the parsed notebook: depth, cells, and the size of their metadata."""
+    level, deepest = [(notebook, 1)], 1
+    while level:
+        value, depth = level.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            raise NotebookProblem(f"{name} nests JSON deeper than {MAX_DEPTH} levels")
+        children = value.values() if isinstance(value, dict) else value
+        level.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    cells = notebook.get("cells")
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        raise NotebookProblem(f"{name} has {len(cells):,} cells, more than the {MAX_CELLS:,} allowed")
+    for where, metadata in [("the notebook's", notebook.get("metadata")),
+                            *((f"cell {index}'s", cell.get("metadata"))
+                              for index, cell in enumerate(cells if isinstance(cells, list) else [])
+                              if isinstance(cell, dict))]:
+        if metadata and len(json.dumps(metadata)) > MAX_METADATA_BYTES:
+            raise NotebookProblem(f"{name}: {where} metadata is larger than "
+                                  f"{MAX_METADATA_BYTES >> 10} KB")
 
 
 def _upgrade(notebook: dict, path: Path) -> dict:
@@ -82,6 +145,7 @@ def load_submission(path: Path, *, expected_ids: set[str] = frozenset()) -> Subm
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise NotebookProblem(f"{path.name} is not UTF-8 text (byte {error.start})") from None
+    check_structure(text, path.name)
     try:
         notebook = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
@@ -89,6 +153,7 @@ def load_submission(path: Path, *, expected_ids: set[str] = frozenset()) -> Subm
                               f"not saved by Jupyter ({str(error)[:120]})") from None
     if not isinstance(notebook, dict) or "nbformat" not in notebook:
         raise NotebookProblem(f"{path.name} is not a Jupyter notebook (no nbformat version)")
+    _check_parsed(notebook, path.name)
     if notebook["nbformat"] != 4:
         notebook = _upgrade(notebook, path)
     cells_data = notebook.get("cells")

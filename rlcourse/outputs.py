@@ -21,9 +21,12 @@ def write_autograded_notebook(path: Path, *, submitted: Path, assignment: Assign
 
     from rlcourse.files import write_atomic
 
+    from rlcourse.notebook import NotebookProblem, check_structure
+
     try:
+        check_structure(Path(submitted).read_text(encoding="utf-8"))  # before nbformat parses it
         notebook = nbformat.read(submitted, as_version=4)
-    except Exception:  # noqa: BLE001 - an unreadable submission has no autograded notebook
+    except (Exception, NotebookProblem):  # noqa: BLE001 - an unreadable submission has no autograded notebook
         return
     released = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell
                 for cell in nbformat.read(assignment.release_notebook, as_version=4).cells}

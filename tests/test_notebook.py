@@ -86,3 +86,39 @@ class TestUnusableFiles:
     def test_a_directory_is_not_a_notebook(self, tmp_path):
         with pytest.raises(NotebookProblem, match="not a regular file"):
             load_submission(tmp_path)
+
+
+class TestStructureIsBoundedBeforeParsing:
+    """A notebook far under the size cap can still cost gigabytes to parse: refuse it first."""
+
+    def raw(self, tmp_path, text):
+        path = tmp_path / "ps1.ipynb"
+        path.write_text(text)
+        return path
+
+    def test_millions_of_empty_dicts_in_metadata_are_refused(self, tmp_path):
+        dicts = ",".join(["{}"] * 2_000_000)
+        path = self.raw(tmp_path, '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": ['
+                        '{"cell_type": "code", "source": "x = 1", "outputs": [], '
+                        f'"metadata": {{"junk": [{dicts}]}}}}]}}')
+        with pytest.raises(NotebookProblem, match="JSON objects and arrays"):
+            load_submission(path)
+
+    def test_brackets_inside_strings_do_not_count(self, tmp_path):
+        source = "x = '" + "{[" * 150_000 + "'"
+        submission = load_submission(write(tmp_path, notebook_with(code(source))))
+        assert submission.cells[0].source == source
+
+    def test_deep_nesting_is_refused(self, tmp_path):
+        cell = code("x = 1")
+        cell.metadata["deep"] = json.loads('{"a": ' * 80 + "1" + "}" * 80)
+        with pytest.raises(NotebookProblem, match="deeper than"):
+            load_submission(write(tmp_path, notebook_with(cell)))
+
+    def test_huge_cell_metadata_and_too_many_cells_are_refused(self, tmp_path):
+        cell = code("x = 1")
+        cell.metadata["blob"] = "z" * (2 << 20)
+        with pytest.raises(NotebookProblem, match="metadata is larger"):
+            load_submission(write(tmp_path, notebook_with(cell)))
+        with pytest.raises(NotebookProblem, match="cells, more than"):
+            load_submission(write(tmp_path, notebook_with(*[code("") for _ in range(5001)])))

@@ -3,7 +3,7 @@ from functools import partial
 
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, expect_close, fmt, item, negated
+from rlcourse.grading.rubric import Failure, as_array, as_records, expect_close, fmt, item, negated
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
@@ -35,11 +35,8 @@ def test_changed_seed(student, exact, models, explain):
 @item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
 def test_frozen_reference(student, exact, explain):
     values = student.get("b", "old", "ratios", "old_grad")
-    batch = values["b"]
-    if not isinstance(batch, dict) or not {"observation", "action", "old_logp"} <= set(batch):
-        raise Failure("bad_output", did="b is not the rollout's records dict",
-                      should="keep the given line `_, b = rollout(...)`")
-    stored = as_array(batch["old_logp"], what="b['old_logp']")
+    batch = as_records(values["b"], what="b", keys=("observation", "action", "old_logp"))
+    stored = batch["old_logp"]
     old = as_array(values["old"], what="old", shape=stored.shape)
     expect_close(old, exact.log_pi(np.zeros(3), batch["observation"], batch["action"]),
                  what="old (the stored behaviour log-probabilities)", rtol=1e-5, atol=1e-6,
@@ -94,11 +91,8 @@ def test_sampled_vs_exact(student, exact, models, explain):
                  models=partial(lambda truth, z: [("loss_sign", -truth)] + models.exact_return_gradients(z, 8),
                                 truth, z),
                  explain=explain, see="exact = jax.grad(exact_return)(z).")
-    batch = values["batch"]
-    if not isinstance(batch, dict) or not {"observation", "action", "reward", "active", "old_logp"} <= set(batch):
-        raise Failure("bad_output", did="batch is not the rollout's records dict",
-                      should="keep the given line `_, batch = rollout(z, ...)`")
-    batch = {key: np.asarray(value) for key, value in batch.items()}
+    batch = as_records(values["batch"], what="batch",
+                       keys=("observation", "action", "reward", "active", "old_logp"))
     on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
     sampled = as_array(values["sampled"], what="sampled", shape=(3,))
     expect_close(sampled, on_batch, what="sampled", rtol=1e-3, atol=1e-5,

@@ -9,13 +9,19 @@ The stages, in order, for each submission:
    point is decided here, on plain data the worker sent back.
 4. `report`: items, diagnoses, notebook errors, timings.
 
-Before the first submission, the JAX compilation cache is warmed by grading the instructor's own
-source notebook in a worker allowed to write it. That run is also a self-check: the source
-notebook must get full marks. Student workers only read the cache.
+Before the first submission, the instructor's own source notebook is graded once (the
+reference run): its slowest cell, slowest call and whole run are measured, and the time limits
+`assignment.toml` leaves out are set from them (`budget`); for JAX assignments the same run
+warms the compilation cache, in a worker allowed to write it (student workers only read it).
+That run is also a self-check: the source notebook must get full marks. Its results are kept in
+a `warmed-<fingerprint>` file, whose fingerprint covers what the run depends on, the course's
+location included (JAX's cache entries do not match in a copied course), so a changed or moved
+course is measured and warmed again.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from importlib import metadata
 import hashlib
 import io
@@ -33,8 +39,41 @@ from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
 from rlcourse.notebook import NotebookProblem, is_visible_test_cell, load_submission
-from rlcourse.worker.client import WorkerOptions, make_launcher
+from rlcourse.worker.client import Limits, WorkerOptions, make_launcher
 from rlcourse.worker.sandbox import choose_isolation
+
+REFERENCE_FACTOR = 10.0
+"""Each time limit `assignment.toml` leaves out is this many times the reference solution's
+(its slowest cell, its slowest call, its whole run): a correct submission five times slower than
+the reference still fits, with room for a busy machine."""
+FLOOR_SECONDS = {"cell_seconds": 20.0, "call_seconds": 10.0, "submission_seconds": 120.0}
+"""The least each derived limit may be, however fast the reference: a busy machine (ten
+runnable processes on two cores) stretches wall times several fold. A hang is paid once per
+submission, so a generous floor costs little."""
+
+
+def call_limits(limits: Limits, measured: dict | None, fixed=frozenset()) -> dict[str, float]:
+    """Seconds per call of each function the reference run called: REFERENCE_FACTOR x its own
+    slowest call, at least the call floor, at most `limits.call_seconds` (ps2's training call
+    takes 10 s, its losses milliseconds: a loop in a loss should not cost 100 s)."""
+    if not measured or "call_seconds" in fixed or not isinstance(measured.get("calls"), dict):
+        return {}
+    return {str(name): round(min(limits.call_seconds, max(FLOOR_SECONDS["call_seconds"],
+                                                          REFERENCE_FACTOR * seconds)), 1)
+            for name, seconds in measured["calls"].items() if isinstance(seconds, (int, float))}
+
+
+def budget(limits: Limits, measured: dict | None, fixed=frozenset()) -> Limits:
+    """`limits` with the time limits not in `fixed` (those assignment.toml sets) derived from
+    the reference run's `measured` {"cell", "call", "total"} seconds; unchanged without them."""
+    if not measured:
+        return limits
+    derived = {}
+    for name, key in (("cell_seconds", "cell"), ("call_seconds", "call"), ("submission_seconds", "total")):
+        seconds = measured.get(key)
+        if name not in fixed and isinstance(seconds, (int, float)) and seconds >= 0:
+            derived[name] = round(max(FLOOR_SECONDS[name], REFERENCE_FACTOR * seconds), 1)
+    return dataclasses.replace(limits, **derived)
 
 
 class Grader:
@@ -57,12 +96,15 @@ class Grader:
         level, why = choose_isolation(isolation)
         if level != "bwrap":
             self.log(f"isolation: {why}")
+        self.reference = self._recorded_reference()
+        if self.reference is None and warm_cache:
+            self.reference = self._run_reference(level)
+        self.limits = budget(assignment.limits, self.reference, assignment.fixed_limits)
+        self.call_limits = call_limits(self.limits, self.reference, assignment.fixed_limits)
         self._launcher = make_launcher(
-            WorkerOptions(assignment.framework, assignment.limits, compile_cache=self._cache_dir,
+            WorkerOptions(assignment.framework, self.limits, compile_cache=self._cache_dir,
                           isolation=level),
             strategy=strategy)
-        if warm_cache and self._cache_dir:
-            self._warm_compile_cache()
 
     @property
     def isolation(self) -> str:
@@ -87,7 +129,8 @@ class Grader:
             report.timings = {"total": time.perf_counter() - started}
             return report
         submission = self._as_graded(submission)
-        student = StudentCode(submission, self._launcher)
+        student = StudentCode(submission, self._launcher, reference_seconds=self.reference,
+                              call_limits=self.call_limits)
         student.start()  # the cells run while pytest collects the graders
         try:
             items, internal = self._run_graders(student)
@@ -258,23 +301,43 @@ class Grader:
         folder.mkdir(parents=True, exist_ok=True)
         return str(folder)
 
-    def _warm_compile_cache(self) -> None:
-        source = self.assignment.source_notebook
-        if not source.is_file():
-            return
-        # What decides which programs the reference compiles: its notebook, the graders' calls,
-        # and the worker code that makes them.
-        fingerprint = hashlib.sha256(source.read_bytes())
+    def _reference_marker(self) -> Path:
+        """`warmed-<fingerprint>`: what decides the reference run's programs and times (its
+        notebook, the graders' calls, the worker code that makes them) and where they live (the
+        course, the compilation cache and the Python environment: JAX's cache entries written
+        in one place miss in a copy of the course)."""
+        fingerprint = hashlib.sha256(self.assignment.source_notebook.read_bytes())
         worker_code = Path(__file__).resolve().parents[1] / "worker"
         for path in [*sorted(self.assignment.grader_dir.rglob("*.py")), *sorted(worker_code.glob("*.py"))]:
             fingerprint.update(path.read_bytes())
-        marker = Path(self._cache_dir) / f"warmed-{fingerprint.hexdigest()[:16]}"
-        if marker.exists():
-            return
+        folder = Path(self._cache_dir) if self._cache_dir else (
+            self.assignment.course.cache_dir / "reference" / self.assignment.name)
+        fingerprint.update(b"reference-record-3\0")  # what the record holds: cell, call, total, calls
+        for place in (self.assignment.course.root, folder, Path(sys.prefix), worker_code):
+            fingerprint.update(str(place.resolve()).encode() + b"\0")
+        return folder / f"warmed-{fingerprint.hexdigest()[:16]}"
+
+    def _recorded_reference(self) -> dict | None:
+        """The reference run's times for this fingerprint, if it has run (None otherwise)."""
+        if not self.assignment.source_notebook.is_file():
+            return None
+        try:
+            recorded = json.loads(self._reference_marker().read_text() or "null")
+        except (OSError, ValueError):
+            return None
+        return recorded if isinstance(recorded, dict) else None
+
+    def _run_reference(self, isolation: str) -> dict | None:
+        """Grade the source notebook (warming JAX's cache on the way) and record its times."""
+        source = self.assignment.source_notebook
+        if not source.is_file():
+            return None
+        marker = self._reference_marker()
         started = time.perf_counter()
         writer = make_launcher(WorkerOptions(self.assignment.framework, self.assignment.limits,
-                                             compile_cache=self._cache_dir, cache_writable=True,
-                                             isolation=self._launcher.isolation),
+                                             compile_cache=self._cache_dir,
+                                             cache_writable=self._cache_dir is not None,
+                                             isolation=isolation),
                                strategy=self.strategy)
         try:
             submission = self._as_graded(load_submission(source))
@@ -285,14 +348,21 @@ class Grader:
                 student.close()
         finally:
             writer.close()
+        total = time.perf_counter() - started
         lost = [entry.id for entry in items if not entry.passed]
         if lost:
             self.log(f"warning: the source notebook itself fails {', '.join(lost)}: "
                      "check the graders before trusting these grades")
-        else:
-            marker.touch()
-        self.log(f"warmed the compilation cache with the reference in "
-                 f"{time.perf_counter() - started:.1f} s")
+            return None
+        measured = {"cell": round(student.longest["cell"], 3), "call": round(student.longest["call"], 3),
+                    "calls": {name: round(seconds, 3) for name, seconds in student.longest_calls.items()},
+                    "total": round(total, 3)}
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(measured) + "\n")
+        what = "warmed the compilation cache with" if self._cache_dir else "measured"
+        self.log(f"{what} the reference in {total:.1f} s (slowest cell {measured['cell']:.1f} s, "
+                 f"slowest call {measured['call']:.1f} s)")
+        return measured
 
 
 def assignment_feedback(assignment: Assignment):

@@ -94,6 +94,27 @@ def as_array(value, *, what: str, shape: tuple | None = None, allow_nan: bool = 
     return array
 
 
+def as_records(value, *, what: str, keys, max_elements: int = 1 << 20) -> dict[str, np.ndarray]:
+    """A student's rollout records (a dict of [horizon, batch] arrays) with every key in `keys`,
+    each a finite numeric array (its dtype kept: observations index arrays) of one and the same
+    2-d shape and at most `max_elements` entries,
+    or a BadOutput saying what is wrong. Checked before the grader computes anything with them:
+    arrays shaped to broadcast against each other ([n, 1] with [1, n]) would make the grader's
+    own exact computation build an n x n array (6000 x 6000: 38 s and 2 GB in the grader)."""
+    if not isinstance(value, dict) or not set(keys) <= set(value):
+        raise BadOutput(f"{what} is not the rollout's records dict",
+                        "keep the given line that makes it with rollout(...)")
+    for key in keys:
+        as_array(value[key], what=f"{what}[{key!r}]")  # numeric and finite
+    records = {key: np.asarray(value[key]) for key in keys}
+    shapes = {tuple(array.shape) for array in records.values()}
+    shape = next(iter(shapes))
+    if len(shapes) != 1 or len(shape) != 2 or math.prod(shape) > max_elements:
+        raise BadOutput(f"{what} holds arrays of shapes {', '.join(map(str, sorted(shapes)))}",
+                        f"every entry should have the same shape [horizon, batch], as rollout returns")
+    return records
+
+
 def close(actual, expected, *, rtol: float, atol: float) -> bool:
     actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     return actual.shape == expected.shape and bool(np.allclose(actual, expected, rtol=rtol, atol=atol))

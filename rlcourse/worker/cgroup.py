@@ -147,3 +147,123 @@ def _remove_stale(parent: Path) -> None:
             group = PidsCgroup(path)
             group.kill_all(timeout=1.0)
             group.remove()
+
+
+# --- memory ---------------------------------------------------------------------------------------
+MEMORY_PREFIX = "rlcourse-memory-"
+
+
+def memory_parent() -> tuple[Path, str] | None:
+    """(folder, "v1" | "v2") under which per-worker memory cgroups can be made, if any."""
+    own = _own_paths()
+    for mount, kind, options in _mounts():
+        if kind == "cgroup" and "memory" in options and "memory" in own:
+            folder, version = Path(mount) / own["memory"].lstrip("/"), "v1"
+        elif kind == "cgroup2" and "" in own:
+            folder, version = Path(mount) / own[""].lstrip("/"), "v2"
+            with contextlib.suppress(OSError):
+                if "memory" not in (folder / "cgroup.subtree_control").read_text().split():
+                    continue
+        else:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder, version
+    return None
+
+
+class MemoryCgroup:
+    """A cap on the memory one worker's processes hold, enforced by the kernel: RAM, page cache,
+    shared memory and memfd files included (RLIMIT_AS counts none of what a process does not
+    map: `memfd_create` + `fallocate` held 1.5 GB past it). Past the cap, the kernel reclaims or
+    kills a process of the group, never anything outside it.
+
+    Under cgroup v2 a process is in one cgroup only, so the cap is set on the worker's own pids
+    cgroup (`for_worker`); under v1 the memory hierarchy is separate: the grader makes a group
+    there and moves the worker into it before any student code runs (the worker is then alone
+    and waiting for its first request; every process it starts later is born inside)."""
+
+    def __init__(self, path: Path, version: str, *, owned: bool):
+        self.path = path
+        self.version = version
+        self._owned = owned
+
+    @classmethod
+    def for_worker(cls, limit_bytes: int, pids_group: PidsCgroup | None) -> MemoryCgroup | None:
+        """A memory cap for the worker whose pids cgroup is `pids_group` (its members), or None
+        where the machine has no writable memory controller."""
+        if pids_group is None:
+            return None
+        found = memory_parent()
+        if found is None:
+            return None
+        parent, version = found
+        if version == "v2":
+            group = cls(pids_group.path, "v2", owned=False)
+            return group if group._set_limit(limit_bytes) else None
+        _remove_stale_memory(parent)
+        path = parent / f"{MEMORY_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        group = cls(path, "v1", owned=True)
+        deadline = time.monotonic() + 2.0
+        while not (members := pids_group.members()) and time.monotonic() < deadline:
+            time.sleep(0.005)  # a forked worker joins its pids cgroup just after the fork
+        if not (members and group._set_limit(limit_bytes) and group._adopt(members)):
+            group.remove()
+            return None
+        return group
+
+    def _set_limit(self, limit_bytes: int) -> bool:
+        names = (("memory.max", "memory.swap.max") if self.version == "v2"
+                 else ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"))
+        try:
+            (self.path / names[0]).write_text(str(limit_bytes))
+        except OSError:
+            return False
+        with contextlib.suppress(OSError):  # no swap beyond the cap, where swap is accounted
+            (self.path / names[1]).write_text("0" if self.version == "v2" else str(limit_bytes))
+        return True
+
+    def _adopt(self, pids: list[int]) -> bool:
+        try:
+            for pid in pids:
+                (self.path / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            return False
+        return True
+
+    def peak_bytes(self) -> int | None:
+        name = "memory.peak" if self.version == "v2" else "memory.max_usage_in_bytes"
+        try:
+            return int((self.path / name).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the group for want of memory."""
+        name = "memory.events" if self.version == "v2" else "memory.oom_control"
+        try:
+            for line in (self.path / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip() != "0":
+                    return True
+        except OSError:
+            pass
+        return False
+
+    def remove(self) -> None:
+        """Kill what is left in a group this made, and delete it (v2: the pids cgroup owns it)."""
+        if not self._owned:
+            return
+        group = PidsCgroup(self.path)
+        group.kill_all(timeout=2.0)
+        group.remove()
+
+
+def _remove_stale_memory(parent: Path) -> None:
+    for path in parent.glob(f"{MEMORY_PREFIX}*"):
+        owner = path.name[len(MEMORY_PREFIX):].split("-")[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            MemoryCgroup(path, "v1", owned=True).remove()

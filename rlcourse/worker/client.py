@@ -42,6 +42,9 @@ class Limits:
 
     memory_bytes: int = 6 << 30
     """Address-space limit (RLIMIT_AS). JAX reserves generously, so this is above real use."""
+    resident_bytes: int = 3 << 30
+    """Memory the worker's processes may hold, shared memory and memfd files included (a memory
+    cgroup, where the machine has one: rlcourse.worker.cgroup.MemoryCgroup)."""
     cpu_seconds: int = 900
     """CPU time for the whole worker (RLIMIT_CPU); the per-call wall clock is usually hit first."""
     file_bytes: int = 64 << 20
@@ -52,6 +55,8 @@ class Limits:
     """Wall clock for running one notebook cell."""
     call_seconds: float = 60.0
     """Wall clock for one grader call into the submission."""
+    submission_seconds: float = 900.0
+    """Wall clock for one submission's cells and calls together, restarts included."""
     reply_bytes: int = 32 << 20
     """Largest reply accepted from the worker."""
     output_chars: int = 4000

@@ -13,6 +13,8 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
+import time
 import traceback
 
 from rlcourse.worker import protocol
@@ -20,6 +22,10 @@ from rlcourse.worker.confine import ConfinementError, confine
 from rlcourse.worker.frameworks import framework_named
 
 MAX_ERROR_CHARS = 600
+HUNG = "rlcourse.Hung"
+"""The error type of the reply a worker's watchdog sends when a request overstays its time."""
+NOT_RUN_AGAIN = "rlcourse.NotRunAgain"
+"""The error type a function known to hang raises instead of running (see `Session.refuse`)."""
 
 
 class _QuietIPython:
@@ -57,17 +63,104 @@ def _where_in_student_code(error: BaseException) -> str:
     return f"{last.filename.strip('<>')}, line {last.lineno}"
 
 
+class NotRunAgain(Exception):
+    """Raised by a function that hung (or ran out of memory) earlier in this submission."""
+
+
+NotRunAgain.__name__ = NOT_RUN_AGAIN  # a name no student exception has by accident
+
+
+def describe_arguments(values: dict) -> str:
+    """What decides whether a call may end as an earlier one did: each argument's value if it is
+    a plain scalar or string (a horizon, a method name), its shape if it is an array (jit traces
+    by shape, and an endless Python loop cannot depend on traced values), its type otherwise."""
+    def describe(value, depth=0):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return repr(value)[:80]
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple):
+            return f"shape{shape}"
+        if depth < 3 and isinstance(value, dict):
+            return {str(key): describe(item, depth + 1) for key, item in sorted(value.items(), key=str)[:50]}
+        if depth < 3 and isinstance(value, (list, tuple)):
+            return [describe(item, depth + 1) for item in value[:50]]
+        return type(value).__name__
+    import json
+
+    return json.dumps({name: describe(value) for name, value in values.items()}, sort_keys=True)
+
+
+def _bound_arguments(function, args, kwargs) -> dict | None:
+    try:
+        bound = inspect.signature(inspect.unwrap(function)).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _refusing(name: str, original, refusals: dict, session):
+    """`original`, except that it raises NotRunAgain instead of running on arguments it hung on
+    before (`refusals["arguments"]`: described arguments -> message), or on any arguments once
+    `refusals["all"]` holds a message; on other arguments it runs, for at most
+    `refusals["retry_seconds"]` more."""
+    def refused(*args, **kwargs):
+        if refusals.get("all"):
+            raise NotRunAgain(refusals["all"])
+        values = _bound_arguments(original, args, kwargs)
+        message = refusals["arguments"].get(describe_arguments(values)) if values is not None else None
+        if message:
+            raise NotRunAgain(message)
+        watchdog = session.watchdog
+        if not (refusals.get("retry_seconds") and watchdog is not None):
+            return original(*args, **kwargs)
+        before = watchdog.tighten(refusals["retry_seconds"])
+        try:
+            return original(*args, **kwargs)
+        finally:
+            watchdog.restore(before)
+
+    refused.__name__ = refused.__qualname__ = name
+    refused.__wrapped__ = original  # so a hang inside it is still found in `original`
+    refused.rlcourse_refused = True
+    return refused
+
+
 class Session:
     """The namespace a submission's cells run in, and the operations the grader may ask for."""
 
     def __init__(self, framework):
         self.framework = framework
         self.namespace = {"__name__": "__main__", "get_ipython": _QuietIPython}
+        self._refused: dict[str, dict] = {}
+        self.watchdog = None
 
     def run_cell(self, *, index: int, source: str):
         code = compile(_transform_cell(source), f"<cell {index}>", "exec")
-        exec(code, self.namespace)  # noqa: S102 - running the submission is this process's job
+        try:
+            exec(code, self.namespace)  # noqa: S102 - running the submission is this process's job
+        finally:
+            self._replace_refused()
         return None
+
+    def refuse(self, *, functions: dict):
+        """Make named notebook functions raise NotRunAgain(message) instead of running on the
+        arguments they hung on (or on any, with "all"), from now on and whenever a cell defines
+        them again, so that the cells and functions that call them fail at once.
+        `functions`: {name: {"all": message or None, "arguments": {described: message}}}."""
+        for name, refusals in functions.items():
+            entry = self._refused.setdefault(str(name), {"all": None, "arguments": {}})
+            entry["all"] = entry["all"] or refusals.get("all")
+            entry["arguments"].update(refusals.get("arguments") or {})
+            entry["retry_seconds"] = refusals.get("retry_seconds")
+        self._replace_refused()
+        return None
+
+    def _replace_refused(self) -> None:
+        for name, refusals in self._refused.items():
+            current = self.namespace.get(name)
+            if callable(current) and not getattr(current, "rlcourse_refused", False):
+                self.namespace[name] = _refusing(name, current, refusals, self)
 
     def call(self, *, function: str, args: list, kwargs: dict, grad_wrt: list | None = None,
              compiled: bool = False):
@@ -136,11 +229,106 @@ def _replace_in(container, path, new_leaf):
     return copy
 
 
-OPERATIONS = {"run_cell", "call", "get"}
+OPERATIONS = {"run_cell", "call", "get", "refuse"}
+WATCHDOG = "watchdog_seconds"
+"""The argument (removed before the operation runs) giving a request's time: when it is up,
+the worker's watchdog answers in its place with where the code was (`Watchdog`)."""
+
+
+def _hang_site(frame, namespace: dict) -> tuple[str, str, str]:
+    """(function, arguments, where) for a stack that overstayed its time: the innermost frame of
+    a notebook cell, and the innermost top-level notebook function on the stack with its
+    arguments as `describe_arguments` puts them ("" if there is none, as for a loop written at a
+    cell's top level)."""
+    where, function, arguments = "", "", ""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<cell "):
+            if not where:
+                where = f"{code.co_filename.strip('<>')}, line {frame.f_lineno}"
+            if not function and code.co_name != "<module>" and code.co_qualname == code.co_name:
+                bound = namespace.get(code.co_name)
+                if callable(bound) and getattr(inspect.unwrap(bound), "__code__", None) is code:
+                    function = code.co_name
+                    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+                    try:
+                        arguments = describe_arguments({name: frame.f_locals[name] for name in names
+                                                        if name in frame.f_locals})
+                    except Exception:  # noqa: BLE001 - odd objects: blame the function alone
+                        arguments = ""
+        frame = frame.f_back
+    return function, arguments, where
+
+
+class Watchdog:
+    """Answers a request that is still running when its time is up, naming the function it was
+    stuck in and where (the grader cannot ask a process it is about to kill), then ends the
+    worker. Works while the stuck code runs Python or releases the GIL; code that holds the GIL
+    in C for good is stopped by the grader's own, slightly later, deadline without a location."""
+
+    def __init__(self, sock: socket.socket, session: Session):
+        self._sock = sock
+        self._session = session
+        self._lock = threading.Lock()
+        self._main = threading.main_thread().ident
+        self._deadline = None
+        session.watchdog = self
+
+    def run(self, request_id, seconds, operation):
+        """`operation()`'s reply, or None when the watchdog has answered (the process then ends)."""
+        done = threading.Event()
+        self._deadline = time.monotonic() + float(seconds) if seconds else None
+        if seconds:
+            try:
+                threading.Thread(target=self._watch, args=(request_id, done),
+                                 name="rlcourse-watchdog", daemon=True).start()
+            except RuntimeError:
+                pass  # no thread to be had (the pids cgroup is full): the grader's deadline holds
+        try:
+            return operation()
+        finally:
+            done.set()
+
+    def tighten(self, seconds: float):
+        """Let the running request go on for at most `seconds` more, until `restore`: a function
+        that hung before, tried again on other arguments, gets a call's time, not a cell's.
+        Returns the deadline to restore."""
+        before = self._deadline
+        if before is not None:
+            self._deadline = min(before, time.monotonic() + seconds)
+        return before
+
+    def restore(self, deadline) -> None:
+        self._deadline = deadline
+
+    def _watch(self, request_id, done) -> None:
+        while not done.wait(min(0.1, max(0.0, self._deadline - time.monotonic()))):
+            if time.monotonic() >= self._deadline:
+                break
+        if done.is_set():
+            return
+        frame = sys._current_frames().get(self._main)
+        function, arguments, where = _hang_site(frame, self._session.namespace)
+        del frame
+        with self._lock:
+            if done.is_set():
+                return
+            _flush_output()
+            try:
+                protocol.send_message(self._sock, {"id": request_id, "ok": False, "error": {
+                    "type": HUNG, "message": f"{HUNG}: {function} {arguments}"[:MAX_ERROR_CHARS],
+                    "where": where}})
+            finally:
+                os._exit(0)
+
+    def send(self, reply: dict) -> None:
+        with self._lock:
+            protocol.send_message(self._sock, reply)
 
 
 def serve(sock: socket.socket, session: Session) -> None:
     """Answer requests until the grader closes the connection."""
+    watchdog = Watchdog(sock, session)
     while True:
         try:
             request = protocol.receive_message(sock)
@@ -152,7 +340,9 @@ def serve(sock: socket.socket, session: Session) -> None:
             if op not in OPERATIONS:
                 raise ValueError(f"unknown operation {op!r}")
             arguments = protocol.decode(request.get("arguments", {}))
-            result = getattr(session, op)(**arguments)
+            seconds = arguments.pop(WATCHDOG, None) if isinstance(arguments, dict) else None
+            result = watchdog.run(request.get("id"), seconds,
+                                  lambda: getattr(session, op)(**arguments))
             reply.update(ok=True, result=protocol.encode(result))
         except BaseException as error:  # noqa: BLE001 - any student failure becomes a reply
             if isinstance(error, KeyboardInterrupt):
@@ -160,10 +350,10 @@ def serve(sock: socket.socket, session: Session) -> None:
             reply.update(ok=False, error=dict(_describe(error), where=_where_in_student_code(error)))
         _flush_output()
         try:
-            protocol.send_message(sock, reply)
+            watchdog.send(reply)
         except (ValueError, TypeError) as error:
-            protocol.send_message(sock, {"id": request.get("id"), "ok": False,
-                                         "error": dict(_describe(error), where="")})
+            watchdog.send({"id": request.get("id"), "ok": False,
+                           "error": dict(_describe(error), where="")})
 
 
 def _flush_output() -> None:

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rlcourse.grading.rubric import BadOutput, Evidence, Failure, as_array, expect_close
+from rlcourse.grading.rubric import BadOutput, Evidence, Failure, as_array, as_records, expect_close
 
 
 class TestAsArray:
@@ -90,3 +90,23 @@ def test_lazy_models_diagnose_a_failure_as_eager_ones_do():
         with pytest.raises(Failure) as failed:
             evidence.conclude()
         assert failed.value.tag == "loss_sign"
+
+
+class TestRecords:
+    KEYS = ("observation", "action")
+
+    def test_records_of_one_shape_keep_their_dtypes(self):
+        records = as_records({"observation": np.zeros((8, 4), dtype=np.int32), "action": np.ones((8, 4)),
+                              "extra": "ignored"}, what="b", keys=self.KEYS)
+        assert records["observation"].dtype == np.int32 and set(records) == set(self.KEYS)
+
+    @pytest.mark.parametrize("shapes", [((6000, 1), (1, 6000)), ((8, 4), (8, 5)), ((32,), (32,)),
+                                        ((4096, 4096), (4096, 4096))])
+    def test_arrays_that_would_broadcast_or_are_too_big_are_bad_output(self, shapes):
+        value = {key: np.zeros(shape, dtype=np.int8) for key, shape in zip(self.KEYS, shapes)}
+        with pytest.raises(BadOutput, match="same shape"):
+            as_records(value, what="b", keys=self.KEYS)
+
+    def test_a_missing_key_is_bad_output(self):
+        with pytest.raises(BadOutput, match="records dict"):
+            as_records({"observation": np.zeros((2, 2))}, what="b", keys=self.KEYS)
