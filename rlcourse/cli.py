@@ -79,6 +79,23 @@ def _export(options) -> int:
     return 0
 
 
+def _similarity(options) -> int:
+    from rlcourse.similarity import DEFAULT_THRESHOLD, write_json, write_similarity_report
+
+    threshold = DEFAULT_THRESHOLD if options.threshold is None else options.threshold
+    if not 0 <= threshold <= 1:
+        raise CourseError(f"--threshold {threshold} is not between 0 and 1")
+    assignment = Course.find().assignment(options.assignment)
+    comparison, path = write_similarity_report(assignment, _class_dir(options), threshold,
+                                               ignore_reference=options.ignore_reference)
+    if options.json:
+        write_json(comparison, sys.stdout)
+    else:
+        print(f"{len(comparison.students)} submissions, {len(comparison.scores)} pairs, "
+              f"{comparison.flagged} at or above {comparison.threshold:.2f}: {path}")
+    return 0
+
+
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
@@ -151,7 +168,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("gradescope", "csv"), required=True)
     export.set_defaults(run=_export)
 
-    for sub in (autograde, export):
+    similarity = commands.add_parser(
+        "similarity", help="compare every pair of submissions' own code; write a staff-only page")
+    similarity.add_argument("assignment")
+    similarity.add_argument("--json", action="store_true",
+                            help="print every pair's score as one JSON object, highest first")
+    similarity.add_argument("--threshold", type=float, default=None, metavar="X",
+                            help="flag pairs scoring at least X (0..1; default calibrated: see README)")
+    similarity.add_argument("--ignore-reference", action="store_true",
+                            help="the class had the reference solution: code matching it is not evidence")
+    similarity.set_defaults(run=_similarity)
+
+    for sub in (autograde, export, similarity):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 
