@@ -29,6 +29,7 @@ import difflib
 import io
 import json
 import math
+import os
 from pathlib import Path
 from typing import TextIO
 
@@ -53,7 +54,8 @@ the independent correct solutions of ps1-ps3 score at most 0.23 against each oth
 nothing they share is removed, and disguised copies (names, comments, layout and order changed,
 one function swapped for another student's) at least 0.6 against their original."""
 SHOWN_PAIRS = 50
-"""Flagged pairs shown side by side on the page; the rest are listed (and all are in --json)."""
+"""Flagged pairs shown side by side on the page (the next ones are listed; all are in --json)."""
+LISTED_PAIRS = 1000
 HISTOGRAM_BINS = 20
 
 
@@ -145,14 +147,14 @@ def student_code(student: str, path: Path, release: Release) -> StudentCode:
 # --- fingerprints --------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Fingerprints:
-    student: str
+    code: StudentCode
     hashes: set
     """The fingerprints of every section, each taken alone (so no fingerprint spans two cells),
     less the boilerplate: what the scores count."""
-    code: object
-    """copydetect.CodeFingerprint of all code sections together: what the page highlights."""
-    prose: object
-    """copydetect.CodeFingerprint of the written answers (not tokenised as code)."""
+
+    @property
+    def student(self) -> str:
+        return self.code.student
 
 
 def _fingerprint(text: str, kind: str, name: str):
@@ -163,29 +165,66 @@ def _fingerprint(text: str, kind: str, name: str):
 
 
 def section_hashes(section: Section, *, every_kgram: bool = False) -> set:
-    """copydetect's winnowed fingerprints of one section, or the hashes of all its k-grams
+    """copydetect's winnowed fingerprints of one section (its filter and its winnowing, without
+    the bookkeeping CodeFingerprint adds for highlighting), or the hashes of all its k-grams
     (for boilerplate, so that whichever of them winnowing picks in a student's text is caught)."""
-    prints = _fingerprint(section.text, section.kind, section.label)
-    if every_kgram:
-        from copydetect.utils import hashed_kgrams
+    from copydetect.utils import filter_code, get_document_fingerprints, hashed_kgrams
 
-        return set(hashed_kgrams(prints.filtered_code, NOISE).tolist())
-    return set(prints.hashes)
+    text = section.text
+    if section.kind == "code":
+        text, _ = filter_code(text, "section.py", "python")
+    if every_kgram:
+        return set(hashed_kgrams(text, NOISE).tolist())
+    hashes, _ = get_document_fingerprints(text, NOISE, GUARANTEE - NOISE + 1)
+    return {int(value) for value in hashes}
+
+
+def _section_hashes_of(sections: list[Section]) -> list[set]:
+    return [section_hashes(section) for section in sections]
+
+
+def fingerprint_all(codes: list[StudentCode], boilerplate=frozenset(), *,
+                    processes: int | None = None) -> list[Fingerprints]:
+    """Every student's fingerprints, less the boilerplate ones (removed here rather than by
+    copydetect's own option, whose set operation assumes a document never repeats one).
+
+    Tokenising is nearly all the time, so each distinct section is tokenised once, and a large
+    class is split across forked processes (forked, not spawned: Python salts str hashes per
+    interpreter, and copydetect's fingerprints are str hashes, so every process must share the
+    parent's salt)."""
+    unique = list(dict.fromkeys(section for code in codes for section in code.sections))
+    processes = processes or (min(os.cpu_count() or 1, 8) if len(unique) > 2000 else 1)
+    if processes > 1:
+        import multiprocessing
+
+        chunks = [unique[start::processes] for start in range(processes)]
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            results = pool.map(_section_hashes_of, chunks)
+        known = {section: hashes for chunk, hashed in zip(chunks, results)
+                 for section, hashes in zip(chunk, hashed)}
+    else:
+        known = dict(zip(unique, _section_hashes_of(unique)))
+    prints = []
+    for code in codes:
+        hashes = set().union(*(known[section] for section in code.sections))
+        prints.append(Fingerprints(code, hashes - boilerplate))
+    return prints
 
 
 def fingerprint(code: StudentCode, boilerplate=frozenset()) -> Fingerprints:
-    """The student's fingerprints, less the boilerplate ones (removed here rather than by
-    copydetect's own option, whose set operation assumes a document never repeats one)."""
-    hashes = set()
-    for section in code.sections:
-        hashes |= section_hashes(section)
+    return fingerprint_all([code], boilerplate)[0]
+
+
+def shown_fingerprints(code: StudentCode, boilerplate=frozenset()) -> tuple:
+    """copydetect.CodeFingerprint of all code sections together and of the written answers,
+    less the boilerplate: what the page highlights."""
     shown = (_fingerprint(code.document("code"), "code", f"{code.student}.py"),
              _fingerprint(code.document("prose"), "prose", f"{code.student}.txt"))
     for prints in shown:
         prints.hashes = prints.hashes - boilerplate
         prints.hash_idx = {value: where for value, where in prints.hash_idx.items()
                            if value not in boilerplate}
-    return Fingerprints(code.student, hashes - boilerplate, *shown)
+    return shown
 
 
 def independent_solutions(assignment: Assignment) -> dict[str, dict[str, str]]:
@@ -252,6 +291,7 @@ class Comparison:
     """Fingerprints the two submissions have in common, per pair."""
     not_compared: dict
     """student -> why their submission could not be read."""
+    boilerplate: set
     ignore_reference: bool = False
 
     @property
@@ -294,7 +334,7 @@ def compare_class(assignment: Assignment, class_dir: ClassDirectory,
     release = Release.read(assignment.release_notebook)
     if boilerplate is None:
         boilerplate = boilerplate_hashes(assignment, release, ignore_reference=ignore_reference)
-    students, prints, not_compared = [], [], {}
+    codes, not_compared = [], {}
     for found in find_submissions(class_dir, assignment):
         if found.problem:
             not_compared[found.student] = found.problem
@@ -304,21 +344,27 @@ def compare_class(assignment: Assignment, class_dir: ClassDirectory,
         except NotebookProblem as problem:
             not_compared[found.student] = str(problem)
             continue
-        students.append(found.student)
-        prints.append(fingerprint(code, boilerplate))
+        codes.append(code)
+    prints = fingerprint_all(codes, boilerplate)
     first, second, scores, shared = score_pairs(prints)
-    return Comparison(assignment.name, threshold, students, prints, first, second, scores, shared,
-                      not_compared, ignore_reference)
+    return Comparison(assignment.name, threshold, [code.student for code in codes], prints, first,
+                      second, scores, shared, not_compared, boilerplate, ignore_reference)
 
 
 def write_json(comparison: Comparison, stream: TextIO) -> None:
-    """One JSON object: every compared pair, highest first (written as it goes: a class of
-    2,000 has two million pairs)."""
+    """One JSON object: every compared pair, highest first (written in blocks as it goes: a
+    class of 2,000 has two million pairs)."""
     stream.write('{"assignment": %s, "threshold": %s, "pairs": ['
                  % (json.dumps(comparison.assignment), json.dumps(comparison.threshold)))
-    for index, (a, b, score, flagged) in enumerate(comparison.pairs()):
-        stream.write("%s\n{\"students\": %s, \"similarity\": %s, \"flagged\": %s}" % (
-            "," if index else "", json.dumps([a, b]), json.dumps(score), json.dumps(flagged)))
+    names = [json.dumps(student) for student in comparison.students]
+    scores = comparison.scores.tolist()
+    first, second = comparison.first.tolist(), comparison.second.tolist()
+    for start in range(0, len(scores), 100_000):
+        stream.write(("," if start else "") + ",".join(
+            '\n{"students": [%s, %s], "similarity": %r, "flagged": %s}'
+            % (names[i], names[j], score, "true" if score >= comparison.threshold else "false")
+            for i, j, score in zip(first[start:start + 100_000], second[start:start + 100_000],
+                                   scores[start:start + 100_000])))
     stream.write("]}\n")
 
 
@@ -358,22 +404,30 @@ def render_page(comparison: Comparison, shown: int = SHOWN_PAIRS) -> str:
     environment = Environment(loader=PackageLoader("rlcourse", "templates"),
                               autoescape=select_autoescape(["html"]))
     flagged = []
+    shown_prints: dict = {}
+
+    def prints_of(index):
+        if index not in shown_prints:
+            shown_prints[index] = shown_fingerprints(comparison.fingerprints[index].code,
+                                                     comparison.boilerplate)
+        return shown_prints[index]
+
     for rank, (a, b, score, is_flagged) in enumerate(comparison.pairs()):
-        if not is_flagged:
+        if not is_flagged or rank >= LISTED_PAIRS:
             break
         pair = {"rank": rank + 1, "students": (a, b), "score": score,
                 "shared": int(comparison.shared[rank])}
         if rank < shown:
-            one = comparison.fingerprints[comparison.first[rank]]
-            other = comparison.fingerprints[comparison.second[rank]]
-            pair["code"] = _highlighted(one.code, other.code)
-            if one.prose.raw_code or other.prose.raw_code:
-                pair["prose"] = _highlighted(one.prose, other.prose)
+            one, other = prints_of(comparison.first[rank]), prints_of(comparison.second[rank])
+            pair["code"] = _highlighted(one[0], other[0])
+            if one[1].raw_code or other[1].raw_code:
+                pair["prose"] = _highlighted(one[1], other[1])
         flagged.append(pair)
     scores = comparison.scores
     return environment.get_template("similarity.html").render(
         assignment=comparison.assignment, threshold=comparison.threshold,
         students=len(comparison.students), pair_count=len(scores), flagged=flagged, shown=shown,
+        flagged_count=comparison.flagged,
         histogram=histogram(scores, comparison.threshold),
         median=float(np.median(scores)) if len(scores) else 0.0,
         p99=float(np.quantile(scores, 0.99)) if len(scores) else 0.0,
