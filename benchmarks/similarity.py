@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -54,6 +55,13 @@ def synthesise(course: Course, assignment, root: Path, students: int, seed: int)
         path.write_text(json.dumps(notebook))
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the fingerprinting processes): on
+    a machine shared with other work, the wall time alone says little."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(one.ru_utime + one.ru_stime for one in usage)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=2000)
@@ -69,6 +77,7 @@ def main(argv=None) -> int:
         print(f"synthesised {options.students} submissions of {assignment.name} in "
               f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
         class_dir = ClassDirectory(root)
+        cpu_before = cpu_seconds()
         started = time.perf_counter()
         comparison = compare_class(assignment, class_dir)
         scored = time.perf_counter()
@@ -82,7 +91,8 @@ def main(argv=None) -> int:
     print(f"{len(comparison.students)} submissions, {pairs} pairs, {comparison.flagged} flagged: "
           f"read+fingerprint+score {scored - started:.1f} s, page {paged - scored:.1f} s "
           f"({len(page) / 1e6:.1f} MB), --json {done - paged:.1f} s; "
-          f"total {done - started:.1f} s on {os.cpu_count()} cores")
+          f"total {done - started:.1f} s on {os.cpu_count()} cores "
+          f"({cpu_seconds() - cpu_before:.1f} s of CPU; load average {os.getloadavg()[0]:.1f})")
     return 0
 
 

@@ -68,6 +68,11 @@ def _autograde(options) -> int:
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
     for label, path in written.items():
         print(f"{label}: {path}")
+    if not options.no_similarity:
+        from rlcourse.similarity import write_similarity_report
+
+        comparison, path = write_similarity_report(assignment, class_dir)
+        print(f"similarity: {path} ({comparison.flagged} pairs flagged)")
     return 1 if counts.get("not graded") else 0
 
 
@@ -161,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     autograde.add_argument("--scheduler", metavar="ADDRESS",
                            help="a Dask scheduler to send submissions to, e.g. tcp://HOST:8786 "
                                 "(implies --backend dask; without it, dask starts a LocalCluster)")
+    autograde.add_argument("--no-similarity", action="store_true",
+                           help="skip the similarity report (default: written at the end; it "
+                                "costs seconds where grading the class costs minutes)")
     autograde.set_defaults(run=_autograde)
 
     export = commands.add_parser("export", help="export grades for Gradescope or an LMS")
