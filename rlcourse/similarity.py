@@ -13,12 +13,13 @@ a fingerprint is a set, so reordered functions change nothing either.
 
 Fingerprints that any two of the course's independent correct solutions share (the bank's
 reference and its `correct_*` entries that write cells from scratch) are removed as
-boilerplate, with the release's own text: the three-line `returns_to_go` that everyone writes
-is not evidence. The score of a pair is the share of the smaller submission's fingerprints that
-the other one also has (how much of one is found in the other). Every pair is scored at once
-with a sparse product of the fingerprint matrix, which is what makes a class of 2,000 (two
-million pairs) take seconds; copydetect's own comparison then marks the matched passages of
-the pairs shown on the page.
+boilerplate, with the release's own text: the usual `stop_gradient(returns_to_go(...))`
+opening of policy_loss is not evidence. The score of a pair is the share of the smaller
+submission's fingerprints that the other one also has (how much of one is found in the other),
+with a floor on the size (MIN_FINGERPRINTS) so that a three-line `returns_to_go` alone never
+makes a pair. Every pair is scored at once with a sparse product of the fingerprint matrix
+(two million pairs in seconds; tokenising the submissions is nearly all the time); copydetect's
+own comparison then marks the matched passages of the pairs shown on the page.
 
 The page, `reports/<assignment>/similarity.html`, names students: reports/ is for staff only.
 """
@@ -138,9 +139,11 @@ def student_code(student: str, path: Path, release: Release) -> StudentCode:
     # (or raised); an older one has no nbgrader markdown answers worth the upgrade here.
     notebook = json.loads(Path(path).read_bytes())
     for cell in notebook.get("cells", []) if notebook.get("nbformat") == 4 else []:
-        meta = cell.get("metadata", {}) if isinstance(cell, dict) else {}
-        grade_id = (meta.get("nbgrader") or {}).get("grade_id") if isinstance(meta, dict) else None
-        if cell.get("cell_type") == "markdown" and grade_id in release.answers:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if isinstance(grade_id, str) and grade_id in release.answers \
+                and cell.get("cell_type") == "markdown":
             text = " ".join(release.written(grade_id, _text(cell.get("source", ""))).lower().split())
             sections.append(Section(grade_id, "prose", text))
     return StudentCode(student, tuple(section for section in sections if section.text))

@@ -222,6 +222,22 @@ def test_untouched_releases_are_never_alike(ps1, tmp_path):
     assert all(not prints.hashes for prints in comparison.fingerprints)
 
 
+def test_odd_cells_neither_crash_nor_count(ps1, tmp_path):
+    """Cells that are not objects, nbgrader metadata that is a list or an id that is a list are
+    skipped; a markdown answer given as a list of lines is read."""
+    notebook = json.loads(ps1.release_notebook.read_text())
+    notebook["cells"] += [5, {"cell_type": "markdown", "metadata": {"nbgrader": [1]}, "source": "x"},
+                          {"cell_type": "markdown", "metadata": {"nbgrader": {"grade_id": ["x"]}},
+                           "source": "x"},
+                          {"cell_type": "markdown", "source": ["Because ", "the  MIN."],
+                           "metadata": {"nbgrader": {"grade_id": "explain_clipping"}}}]
+    path = tmp_path / "odd.ipynb"
+    path.write_text(json.dumps(notebook))
+    code = student_code("odd", path, Release.read(ps1.release_notebook))
+    assert [(section.kind, section.text) for section in code.sections] == \
+        [("prose", "because the min.")]
+
+
 def test_unreadable_and_unsafe_submissions_are_listed_not_compared(ps1, tmp_path):
     hand_in(tmp_path, ps1, "ada", nbformat.read(ps1.release_notebook, as_version=4))
     hand_in(tmp_path, ps1, "edsger", b"not a notebook")
