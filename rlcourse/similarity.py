@@ -328,7 +328,7 @@ def score_pairs(fingerprints: list[Fingerprints]):
     shared = shared_all[first, second]
     smaller = np.maximum(np.minimum(sizes[first], sizes[second]), MIN_FINGERPRINTS)
     scores = np.round(shared / smaller, 4)
-    order = np.lexsort((second, first, -scores))
+    order = np.argsort(-scores, kind="stable")  # ties stay in (first, second) order
     return first[order], second[order], scores[order], shared[order]
 
 
