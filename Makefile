@@ -36,6 +36,7 @@ release: install
 
 benchmark: install
 	$(BIN)/python benchmarks/grade_throughput.py
+	$(BIN)/python benchmarks/similarity.py
 
 clean:
 	rm -rf $(VENV) .rlcourse-cache gradebook.db

@@ -68,6 +68,16 @@ def _autograde(options) -> int:
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
     for label, path in written.items():
         print(f"{label}: {path}")
+    if not options.no_similarity:
+        from rlcourse.similarity import write_similarity_report
+
+        try:  # the grades are recorded by now: a failing report must not look like a failed run
+            comparison, path = write_similarity_report(assignment, class_dir)
+            print(f"similarity: {path} ({comparison.flagged} of {len(comparison.scores)} "
+                  "pairs flagged)")
+        except Exception as error:  # noqa: BLE001
+            print(f"rlcourse: the similarity report failed ({error!r}); the grades are recorded. "
+                  f"Run `rlcourse similarity {assignment.name}` to retry.", file=sys.stderr)
     return 1 if counts.get("not graded") else 0
 
 
@@ -76,6 +86,23 @@ def _export(options) -> int:
 
     assignment = Course.find().assignment(options.assignment)
     print(export(assignment, class_dir=_class_dir(options), format=options.format))
+    return 0
+
+
+def _similarity(options) -> int:
+    from rlcourse.similarity import DEFAULT_THRESHOLD, write_json, write_similarity_report
+
+    threshold = DEFAULT_THRESHOLD if options.threshold is None else options.threshold
+    if not 0 <= threshold <= 1:
+        raise CourseError(f"--threshold {threshold} is not between 0 and 1")
+    assignment = Course.find().assignment(options.assignment)
+    comparison, path = write_similarity_report(assignment, _class_dir(options), threshold,
+                                               ignore_reference=options.ignore_reference)
+    if options.json:
+        write_json(comparison, sys.stdout)
+    else:
+        print(f"{len(comparison.students)} submissions, {len(comparison.scores)} pairs, "
+              f"{comparison.flagged} at or above {comparison.threshold:.2f}: {path}")
     return 0
 
 
@@ -144,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     autograde.add_argument("--scheduler", metavar="ADDRESS",
                            help="a Dask scheduler to send submissions to, e.g. tcp://HOST:8786 "
                                 "(implies --backend dask; without it, dask starts a LocalCluster)")
+    autograde.add_argument("--no-similarity", action="store_true",
+                           help="skip the similarity report (default: written at the end; it "
+                                "costs seconds where grading the class costs minutes)")
     autograde.set_defaults(run=_autograde)
 
     export = commands.add_parser("export", help="export grades for Gradescope or an LMS")
@@ -151,7 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("gradescope", "csv"), required=True)
     export.set_defaults(run=_export)
 
-    for sub in (autograde, export):
+    similarity = commands.add_parser(
+        "similarity", help="compare every pair of submissions' own code; write a staff-only page")
+    similarity.add_argument("assignment")
+    similarity.add_argument("--json", action="store_true",
+                            help="print every pair's score as one JSON object, highest first")
+    similarity.add_argument("--threshold", type=float, default=None, metavar="X",
+                            help="flag pairs scoring at least X (0..1; default calibrated: see README)")
+    similarity.add_argument("--ignore-reference", action="store_true",
+                            help="the class had the reference solution: code matching it is not evidence")
+    similarity.set_defaults(run=_similarity)
+
+    for sub in (autograde, export, similarity):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rlcourse.bank import build_submission, load_entries, reference_student
 from rlcourse.course import Course
+from rlcourse.disguise import disguised_submission
 
 ASSIGNMENT = "ps1"
 STUDENTS = {
@@ -23,9 +24,13 @@ STUDENTS = {
     "barbara": "unfinished",
     "ken": "cheat_patches_allclose",
     "edsger": "not_json",
+    "linus": "correct_cleanrl_form",
 }
 """Demo student -> bank entry: correct, correct in another style, a classic bug, unfinished
-work, the in-kernel cheat that fools `nbgrader autograde`, and a file that is not a notebook."""
+work, the in-kernel cheat that fools `nbgrader autograde`, a file that is not a notebook, and
+a copy of grace's notebook, disguised (DISGUISED), which the similarity report flags."""
+DISGUISED = {"linus": 1}
+"""Demo student -> seed of rlcourse.disguise: names, comments and layout changed."""
 
 
 def demo_dir(course: Course) -> Path:
@@ -43,7 +48,10 @@ def built_demo(course: Course) -> dict[str, bytes]:
     assignment = course.assignment(ASSIGNMENT)
     entries = {entry.name: entry for entry in load_entries(course.root / "tests" / "bank" / ASSIGNMENT)}
     base = reference_student(assignment.source_notebook, assignment.release_notebook)
-    return {student: build_submission(entries[name], base) for student, name in STUDENTS.items()}
+    built = {student: build_submission(entries[name], base) for student, name in STUDENTS.items()}
+    for student, seed in DISGUISED.items():
+        built[student] = disguised_submission(built[student], seed, assignment.release_notebook)
+    return built
 
 
 def rebuild(course: Course) -> None:
@@ -61,6 +69,7 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
     from rlcourse.export import export
     from rlcourse.render import print_report, print_summary
     from rlcourse.reporting import write_class_outputs
+    from rlcourse.similarity import write_similarity_report
 
     assignment = course.assignment(ASSIGNMENT)
     class_dir = ClassDirectory(demo_dir(course).parent)
@@ -81,6 +90,8 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
     written = write_class_outputs(assignment, class_dir)
     written["Gradescope results"] = export(assignment, class_dir=class_dir, format="gradescope")
     written["LMS CSV"] = export(assignment, class_dir=class_dir, format="csv")
+    # The demo class is built from the reference solution, so it counts as given code here.
+    written["similarity"] = write_similarity_report(assignment, class_dir, ignore_reference=True)[1]
     print("\nWhere everything is:")
     for label, path in written.items():
         print(f"  {label:20s} {path}")

@@ -82,6 +82,12 @@ class TestGradebook:
         assert "clip_without_min" in first.stdout and "unreadable_notebook" in first.stdout
         assert "TA report:" in first.stdout and "3 graded" in first.stdout
 
+    def test_the_run_ends_with_the_similarity_report(self, graded_class):
+        class_dir, first = graded_class
+        page = class_dir / "reports" / "ps1" / "similarity.html"
+        assert f"similarity: {page} (1 of 1 pairs flagged)" in first.stdout  # both on the reference
+        assert "edsger" in page.read_text()                                  # not compared: not JSON
+
     def test_outputs_exist_for_every_student(self, graded_class):
         class_dir, _ = graded_class
         for student in ("ada", "alan", "edsger"):

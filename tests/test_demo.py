@@ -35,7 +35,8 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     demo = course.root / "demo"
     for path in ("gradebook.db", "feedback/alan/ps1/ps1.html", "reports/ps1/summary.html",
                  "reports/ps1/scores.csv", "exports/ps1/gradescope/ken/results.json",
-                 "exports/ps1/ps1-grades.csv", "autograded/grace/ps1/ps1.ipynb"):
+                 "exports/ps1/ps1-grades.csv", "autograded/grace/ps1/ps1.ipynb",
+                 "reports/ps1/similarity.html"):
         assert (demo / path).is_file(), path
         assert str(demo / path.split("/")[0]) in result.stdout
     summary = result.stdout[result.stdout.index("Scores"):]
@@ -47,3 +48,7 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     ken = row_of(summary, "ken")
     assert "33 / 33" not in ken and "training_not_improving" in ken
     assert "Traceback" not in result.stderr
+    assert "33 / 33" in row_of(summary, "linus")            # grace's notebook, disguised
+    similarity = (demo / "reports/ps1/similarity.html").read_text()
+    assert '<strong id="flagged-count">1</strong>' in similarity
+    assert "<h3>1. grace and linus:" in similarity
