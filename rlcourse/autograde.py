@@ -211,19 +211,25 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
 
 
 def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report | None,
-                        *, timestamp=None, policy=None):
+                        *, timestamp=None, policy=None, gradebook=None):
     """Set the automatic score of every test cell the report covers (None: leave the scores as
     they are); leave manual scores alone; record the submission's timestamp (when known, as
     `nbgrader autograde` does) and the late penalty the course's policy (rlcourse.lateness.
     LatePolicy) charges for it. Scores, timestamp and penalty go in one commit: a plugin that
-    fails leaves this student's grades as they were. Returns the submission's Timing as the gradebook now holds it."""
+    fails leaves this student's grades as they were. `gradebook`: an open nbgrader Gradebook
+    to use (a run keeps one open), else one is opened. Returns the submission's Timing as the
+    gradebook now holds it."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from rlcourse.lateness import timing_of
 
+    if gradebook is None:
+        with Gradebook(db_url) as opened:
+            return record_in_gradebook(db_url, assignment, student, report, timestamp=timestamp,
+                                       policy=policy, gradebook=opened)
     notebook_id = Path(assignment.notebook).stem
     totals = cell_scores(report) if report is not None else {}
-    with Gradebook(db_url) as gradebook, warnings.catch_warnings():
+    with warnings.catch_warnings():
         # nbgrader's add_submission builds rows before adding them to its session, which
         # SQLAlchemy 2 reports as a warning on every new submission; the rows are committed.
         warnings.simplefilter("ignore", category=_sqlalchemy_warning())
@@ -233,19 +239,23 @@ def record_in_gradebook(db_url: str, assignment: Assignment, student: str, repor
         except MissingEntry:
             submission = gradebook.add_submission(assignment.name, student)
         submitted = gradebook.find_submission_notebook(notebook_id, assignment.name, student)
-        for grade in submitted.grades:
-            if grade.cell.name in totals:
-                grade.auto_score = totals[grade.cell.name]
-                grade.needs_manual_grade = grade.manual_score is not None
-        if timestamp is not None:
-            submission.timestamp = timestamp
-        if policy is not None:
-            gradebook.db.flush()
-            gradebook.db.expire_all()  # the scores are SQL expressions over the grades just set
-            submitted.late_submission_penalty = policy.penalty(
-                student, score=submitted.score, seconds_late=submission.total_seconds_late,
-                cap=submitted.score)
-        gradebook.db.commit()
+        try:
+            for grade in submitted.grades:
+                if grade.cell.name in totals:
+                    grade.auto_score = totals[grade.cell.name]
+                    grade.needs_manual_grade = grade.manual_score is not None
+            if timestamp is not None:
+                submission.timestamp = timestamp
+            if policy is not None:
+                gradebook.db.flush()
+                gradebook.db.expire_all()  # the scores are SQL expressions over the grades just set
+                submitted.late_submission_penalty = policy.penalty(
+                    student, score=submitted.score, seconds_late=submission.total_seconds_late,
+                    cap=submitted.score)
+            gradebook.db.commit()
+        except BaseException:
+            gradebook.db.rollback()
+            raise
         gradebook.db.expire_all()
         return timing_of(submission)
 
@@ -288,7 +298,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
 
     log = log or (lambda message: print(message, file=sys.stderr))
     outcomes: dict[str, Outcome] = {}
-    with class_lock(class_dir, log):
+    with class_lock(class_dir, log), contextlib.ExitStack() as stack:
         # The course's late policy is loaded and asked once before anything is written: a
         # plugin that cannot load or raises stops the run here (rlcourse.lateness.LatePolicyError).
         policy = LatePolicy(class_dir.root)
@@ -306,7 +316,11 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
             if entry.student not in known:
                 log(f"{entry.student} was not in the gradebook: added, as nbgrader autograde adds "
                     "students it does not know")
-        keep = functools.partial(_keep, class_dir, assignment, policy=policy, stamps=stamps)
+        # One gradebook session for the run (opening one costs a quarter of a second); each
+        # student's grades are still their own commit.
+        gradebook = stack.enter_context(open_gradebook(class_dir.db_url))
+        keep = functools.partial(_keep, class_dir, assignment, policy=policy, stamps=stamps,
+                                 gradebook=gradebook)
         to_grade: list[tuple[Found, str]] = []
         with _progress(len(found), enabled=progress) as advance:
             for entry in found:
@@ -353,18 +367,19 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
 
 
 def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,
-          status: str, *, policy: LatePolicy, stamps: dict, saved: dict | None = None) -> Outcome:
+          status: str, *, policy: LatePolicy, stamps: dict, saved: dict | None = None,
+          gradebook=None) -> Outcome:
     """Record a report in the gradebook unless the ledger says it already is (an unchanged one
     gets only its timestamp and late penalty brought up to date: an extension granted since, a
     changed policy), then make sure the autograded notebook and the feedback page reflect it."""
     timestamp, warning = stamps.get(entry.student, (None, None))
     if status != "unchanged":
         timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
-                                     timestamp=timestamp, policy=policy)
+                                     timestamp=timestamp, policy=policy, gradebook=gradebook)
         crash_point("recorded", entry.student)
     else:
         timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, None,
-                                     timestamp=timestamp, policy=policy)
+                                     timestamp=timestamp, policy=policy, gradebook=gradebook)
     timing = dataclasses.replace(timing, warning=warning)
     if status != "unchanged" or (saved or {}).get("timing") != timing.to_json():
         if status == "unchanged":
@@ -391,6 +406,13 @@ def mirror_exchange_files(class_dir: ClassDirectory, assignment: Assignment, stu
                     write_atomic(copy, content)
             elif copy.exists():
                 copy.unlink()  # the submission graded now has none: never keep a stale one
+
+
+def open_gradebook(db_url: str):
+    from nbgrader.api import Gradebook
+
+    nbgrader_on_path()
+    return Gradebook(db_url)
 
 
 def gradebook_students(db_url: str) -> set[str]:
