@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -37,6 +38,7 @@ from rlcourse.course import Assignment
 from rlcourse.faults import crash_point
 from rlcourse.files import write_atomic
 from rlcourse.grading.report import Report
+from rlcourse.lateness import EXCHANGE_FILES, LatePolicy, Timing, read_timestamp
 
 LEDGER_NAME = "rlcourse-report.json"
 SAFE_STUDENT_ID = re.compile(r"^[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*$")
@@ -145,9 +147,11 @@ def read_ledger(class_dir: ClassDirectory, assignment: Assignment, student: str)
 
 
 def write_ledger(class_dir: ClassDirectory, assignment: Assignment, student: str, *, key: str,
-                 report: Report, recorded: bool) -> None:
-    write_atomic(ledger_path(class_dir, assignment, student),
-                 json.dumps({"key": key, "recorded": recorded, "report": report.to_json()}, indent=1))
+                 report: Report, recorded: bool, timing: Timing | None = None) -> None:
+    entry = {"key": key, "recorded": recorded, "report": report.to_json()}
+    if timing is not None:
+        entry["timing"] = timing.to_json()
+    write_atomic(ledger_path(class_dir, assignment, student), json.dumps(entry, indent=1))
 
 
 def submission_key(found: Found) -> str:
@@ -206,27 +210,54 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
                                                    "notebook": notebook_id}})
 
 
-def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report) -> None:
-    """Set the automatic score of every test cell the report covers; leave manual scores alone."""
+def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report | None,
+                        *, timestamp=None, policy=None, gradebook=None):
+    """Set the automatic score of every test cell the report covers (None: leave the scores as
+    they are); leave manual scores alone; record the submission's timestamp (when known, as
+    `nbgrader autograde` does) and the late penalty the course's policy (rlcourse.lateness.
+    LatePolicy) charges for it. Scores, timestamp and penalty go in one commit: a plugin that
+    fails leaves this student's grades as they were. `gradebook`: an open nbgrader Gradebook
+    to use (a run keeps one open), else one is opened. Returns the submission's Timing as the
+    gradebook now holds it."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    from rlcourse.lateness import timing_of
+
+    if gradebook is None:
+        with Gradebook(db_url) as opened:
+            return record_in_gradebook(db_url, assignment, student, report, timestamp=timestamp,
+                                       policy=policy, gradebook=opened)
     notebook_id = Path(assignment.notebook).stem
-    totals = cell_scores(report)
-    with Gradebook(db_url) as gradebook, warnings.catch_warnings():
+    totals = cell_scores(report) if report is not None else {}
+    with warnings.catch_warnings():
         # nbgrader's add_submission builds rows before adding them to its session, which
         # SQLAlchemy 2 reports as a warning on every new submission; the rows are committed.
         warnings.simplefilter("ignore", category=_sqlalchemy_warning())
         gradebook.update_or_create_student(student)
         try:
-            gradebook.find_submission(assignment.name, student)
+            submission = gradebook.find_submission(assignment.name, student)
         except MissingEntry:
-            gradebook.add_submission(assignment.name, student)
+            submission = gradebook.add_submission(assignment.name, student)
         submitted = gradebook.find_submission_notebook(notebook_id, assignment.name, student)
-        for grade in submitted.grades:
-            if grade.cell.name in totals:
-                grade.auto_score = totals[grade.cell.name]
-                grade.needs_manual_grade = grade.manual_score is not None
-        gradebook.db.commit()
+        try:
+            for grade in submitted.grades:
+                if grade.cell.name in totals:
+                    grade.auto_score = totals[grade.cell.name]
+                    grade.needs_manual_grade = grade.manual_score is not None
+            if timestamp is not None:
+                submission.timestamp = timestamp
+            if policy is not None:
+                gradebook.db.flush()
+                gradebook.db.expire_all()  # the scores are SQL expressions over the grades just set
+                submitted.late_submission_penalty = policy.penalty(
+                    student, score=submitted.score, seconds_late=submission.total_seconds_late,
+                    cap=submitted.score)
+            gradebook.db.commit()
+        except BaseException:
+            gradebook.db.rollback()
+            raise
+        gradebook.db.expire_all()
+        return timing_of(submission)
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -235,8 +266,11 @@ class Outcome:
     student: str
     report: Report
     status: str
-    """graded; re-recorded (graded before a crash, recorded now); unchanged; refused (unsafe id);
+    """graded; re-recorded (graded before a crash, recorded now); unchanged; late policy updated
+    (unchanged, but its timestamp, deadline or penalty changed); refused (unsafe id);
     not graded (the backend could not grade it this run: nothing was written)."""
+    timing: "Timing | None" = None
+    """When it was submitted against the student's deadline, and the late penalty."""
 
 
 @contextlib.contextmanager
@@ -264,9 +298,29 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
 
     log = log or (lambda message: print(message, file=sys.stderr))
     outcomes: dict[str, Outcome] = {}
-    with class_lock(class_dir, log):
+    with class_lock(class_dir, log), contextlib.ExitStack() as stack:
+        # The course's late policy is loaded and asked once before anything is written: a
+        # plugin that cannot load or raises stops the run here (rlcourse.lateness.LatePolicyError).
+        policy = LatePolicy(class_dir.root)
+        policy.check()
         found = find_submissions(class_dir, assignment, students)
         ensure_assignment_in_gradebook(class_dir.db_url, assignment)
+        known = gradebook_students(class_dir.db_url)
+        stamps = {}
+        for entry in found:
+            if student_id_problem(entry.student):
+                continue
+            stamps[entry.student] = read_timestamp(class_dir.submitted / entry.student / assignment.name)
+            if stamps[entry.student][1]:
+                log(f"{entry.student}: {stamps[entry.student][1]}")
+            if entry.student not in known:
+                log(f"{entry.student} was not in the gradebook: added, as nbgrader autograde adds "
+                    "students it does not know")
+        # One gradebook session for the run (opening one costs a quarter of a second); each
+        # student's grades are still their own commit.
+        gradebook = stack.enter_context(open_gradebook(class_dir.db_url))
+        keep = functools.partial(_keep, class_dir, assignment, policy=policy, stamps=stamps,
+                                 gradebook=gradebook)
         to_grade: list[tuple[Found, str]] = []
         with _progress(len(found), enabled=progress) as advance:
             for entry in found:
@@ -280,9 +334,9 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
                 saved = read_ledger(class_dir, assignment, entry.student)
                 if saved and saved["key"] == key and not force:
                     status = "unchanged" if saved.get("recorded") else "re-recorded"
-                    outcomes[entry.student] = _keep(class_dir, assignment, entry, key,
-                                                    Report.from_json(saved["report"]), status)
-                    advance(entry.student, status)
+                    outcomes[entry.student] = keep(entry, key, Report.from_json(saved["report"]),
+                                                   status, saved=saved)
+                    advance(entry.student, outcomes[entry.student].status)
                 else:
                     to_grade.append((entry, key))
             if to_grade:
@@ -305,7 +359,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
                         write_ledger(class_dir, assignment, entry.student, key=key, report=result,
                                      recorded=False)
                         crash_point("graded", entry.student)
-                        outcomes[entry.student] = _keep(class_dir, assignment, entry, key, result, "graded")
+                        outcomes[entry.student] = keep(entry, key, result, "graded")
                         advance(entry.student, "graded")
                 finally:
                     grading.close()
@@ -313,15 +367,59 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
 
 
 def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,
-          status: str) -> Outcome:
-    """Record a report in the gradebook unless the ledger says it already is, then make sure
-    the autograded notebook and the feedback page reflect it."""
+          status: str, *, policy: LatePolicy, stamps: dict, saved: dict | None = None,
+          gradebook=None) -> Outcome:
+    """Record a report in the gradebook unless the ledger says it already is (an unchanged one
+    gets only its timestamp and late penalty brought up to date: an extension granted since, a
+    changed policy), then make sure the autograded notebook and the feedback page reflect it."""
+    timestamp, warning = stamps.get(entry.student, (None, None))
     if status != "unchanged":
-        record_in_gradebook(class_dir.db_url, assignment, entry.student, report)
+        timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
+                                     timestamp=timestamp, policy=policy, gradebook=gradebook)
         crash_point("recorded", entry.student)
-        write_ledger(class_dir, assignment, entry.student, key=key, report=report, recorded=True)
-    write_outputs(class_dir, assignment, entry, report)
-    return Outcome(entry.student, report, status)
+    else:
+        timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, None,
+                                     timestamp=timestamp, policy=policy, gradebook=gradebook)
+    timing = dataclasses.replace(timing, warning=warning)
+    if status != "unchanged" or (saved or {}).get("timing") != timing.to_json():
+        if status == "unchanged":
+            status = "late policy updated"
+        write_ledger(class_dir, assignment, entry.student, key=key, report=report, recorded=True,
+                     timing=timing)
+    mirror_exchange_files(class_dir, assignment, entry.student)
+    write_outputs(class_dir, assignment, entry, report, timing=timing)
+    return Outcome(entry.student, report, status, timing)
+
+
+def mirror_exchange_files(class_dir: ClassDirectory, assignment: Assignment, student: str) -> None:
+    """Copy `timestamp.txt` and `submission_secret.txt` beside the autograded notebook and the
+    feedback page, as nbgrader's autograde and generate_feedback do: `nbgrader release_feedback`
+    names each student's page by the secret of the submission it grades."""
+    source = class_dir.submitted / student / assignment.name
+    for folder in (class_dir.autograded, class_dir.feedback):
+        target = folder / student / assignment.name
+        for name in EXCHANGE_FILES:
+            original, copy = source / name, target / name
+            if original.is_file() and not original.is_symlink():
+                content = original.read_bytes()
+                if not copy.is_file() or copy.read_bytes() != content:
+                    write_atomic(copy, content)
+            elif copy.exists():
+                copy.unlink()  # the submission graded now has none: never keep a stale one
+
+
+def open_gradebook(db_url: str):
+    from nbgrader.api import Gradebook
+
+    nbgrader_on_path()
+    return Gradebook(db_url)
+
+
+def gradebook_students(db_url: str) -> set[str]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gradebook:
+        return {student.id for student in gradebook.students}
 
 
 def _refused(assignment: Assignment, entry: Found) -> Report:
@@ -345,8 +443,11 @@ def _progress(total: int, *, enabled: bool):
         yield lambda student, status: bar.update(task, advance=1, last=f"{student}: {status}")
 
 
-def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Found, report: Report) -> None:
-    """The autograded notebook and the feedback page, when missing or older than the ledger."""
+def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Found, report: Report,
+                  *, timing: Timing | None = None) -> None:
+    """The autograded notebook and the feedback page, when missing or older than the ledger.
+    The page is what `nbgrader release_feedback` hands out after grading: the assignment's
+    `after_due` view (rlcourse.visibility), with the submission's time and late penalty."""
     from rlcourse.outputs import write_autograded_notebook, write_feedback_page
 
     ledger = ledger_path(class_dir, assignment, entry.student)
@@ -357,4 +458,4 @@ def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Foun
     page = class_dir.feedback / entry.student / assignment.name / (Path(assignment.notebook).stem + ".html")
     if not page.exists() or page.stat().st_mtime < stamp:
         write_feedback_page(page, student=entry.student, assignment=assignment, report=report,
-                            submitted=entry.path)
+                            submitted=entry.path, timing=timing, level=assignment.feedback.after_due)

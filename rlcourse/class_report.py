@@ -3,7 +3,8 @@
 `write_class_report` writes three files into `reports/<assignment>/`:
 
 * `scores.csv`: one row per student and item (student, item, title, score, max_score, passed,
-  diagnosis), for a spreadsheet;
+  diagnosis; with the gradebook's timings also seconds_late and late_penalty, the student's),
+  for a spreadsheet;
 * `summary.png`: the score histogram and the count of students per diagnosis tag;
 * `summary.html`: a self-contained page with the class size, mean and median, that figure, the
   pass rate per item, and the diagnosis tags sorted by how many students they affect, each with
@@ -23,6 +24,7 @@ from rlcourse.feedback import STYLE, escape, figure_png, fmt_points
 from rlcourse.files import write_atomic
 
 CSV_COLUMNS = ("student", "item", "title", "score", "max_score", "passed", "diagnosis")
+LATE_COLUMNS = ("seconds_late", "late_penalty")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -48,30 +50,36 @@ class ItemStats:
         return self.passed / self.graded if self.graded else 0.0
 
 
-def write_class_report(out_dir: Path, *, assignment: str, reports: dict, diagnoses: dict) -> dict[str, Path]:
-    """Write scores.csv, summary.png and summary.html (atomically); return {file name: path}."""
+def write_class_report(out_dir: Path, *, assignment: str, reports: dict, diagnoses: dict,
+                       timings: dict | None = None) -> dict[str, Path]:
+    """Write scores.csv, summary.png and summary.html (atomically); return {file name: path}.
+    `timings` (student -> rlcourse.lateness.Timing) adds lateness and late penalties."""
     out_dir = Path(out_dir)
     counts = diagnosis_counts(reports)
     stats = item_stats(reports)
     png = _summary_figure(assignment, reports, counts)
     return {
-        "scores.csv": write_atomic(out_dir / "scores.csv", scores_csv(reports).encode("utf-8")),
+        "scores.csv": write_atomic(out_dir / "scores.csv", scores_csv(reports, timings).encode("utf-8")),
         "summary.png": write_atomic(out_dir / "summary.png", png),
         "summary.html": write_atomic(out_dir / "summary.html", _summary_html(
-            assignment, reports, counts, stats, diagnoses, png).encode("utf-8")),
+            assignment, reports, counts, stats, diagnoses, png, timings).encode("utf-8")),
     }
 
 
 # --- the numbers ---------------------------------------------------------------------------------
-def scores_csv(reports: dict) -> str:
+def scores_csv(reports: dict, timings: dict | None = None) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(CSV_COLUMNS + (LATE_COLUMNS if timings is not None else ()))
     for student in sorted(reports):
+        late = ()
+        if timings is not None:
+            timing = timings.get(student)
+            late = (f"{timing.seconds_late:g}", fmt_points(timing.penalty)) if timing else ("", "")
         for item in reports[student].items:
             writer.writerow([_cell(student), item.id, _cell(item.title), fmt_points(item.score),
                              fmt_points(item.max_score), "true" if item.passed else "false",
-                             item.diagnosis or ""])
+                             item.diagnosis or "", *late])
     return buffer.getvalue()
 
 
@@ -168,7 +176,7 @@ td.students { color: var(--muted); font-size: .85rem; min-width: 8rem; overflow-
 
 
 def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats: list[ItemStats],
-                  diagnoses: dict, png: bytes) -> str:
+                  diagnoses: dict, png: bytes, timings: dict | None = None) -> str:
     scores = [report.score for report in reports.values()]
     max_score = max((report.max_score for report in reports.values()), default=0.0)
     mean = statistics.mean(scores) if scores else 0.0
@@ -209,11 +217,30 @@ def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats:
         "<th>What went wrong</th><th>Who</th></tr></thead><tbody>" + "".join(tag_rows)
         + "</tbody></table>") if tag_rows else '<p class="allpass">✓ No failed items.</p>'
 
+    def late_cells(student):
+        if timings is None:
+            return ""
+        timing = timings.get(student)
+        if timing is None:
+            return "<td></td><td></td>"
+        from rlcourse.lateness import format_duration
+
+        late = format_duration(timing.seconds_late) if timing.late else "on time"
+        if timing.timestamp is None:
+            late = "time unknown"
+        return (f'<td class="late">{escape(late)}</td>'
+                f'<td class="num penalty">{fmt_points(-timing.penalty) if timing.penalty else ""}</td>')
+
     student_rows = "".join(
-        f'<tr><td>{escape(student)}</td><td class="num">{fmt_points(reports[student].score)} / '
-        f'{fmt_points(reports[student].max_score)}</td><td class="num">{len(reports[student].failed())}</td>'
+        f'<tr data-student="{escape(student)}"><td>{escape(student)}</td><td class="num">'
+        f'{fmt_points(reports[student].score)} / '
+        f'{fmt_points(reports[student].max_score)}</td>{late_cells(student)}'
+        f'<td class="num">{len(reports[student].failed())}</td>'
         f"<td>{escape('; '.join(reports[student].errors)[:300])}</td></tr>"
         for student in sorted(reports))
+    late_heads = "<th>Late</th><th>Late penalty</th>" if timings is not None else ""
+    late_count = (stat("late submissions", sum(1 for t in timings.values() if t.late), "late")
+                  if timings is not None else "")
 
     image = base64.b64encode(png).decode("ascii")
     title = f"{assignment}: class report"
@@ -234,6 +261,7 @@ def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats:
         stat("median score", fmt_points(median), "median"),
         stat("full marks", full, "full-marks"),
         stat("notebooks with errors", with_errors, "with-errors"),
+        late_count,
         "</div>",
         f'<figure><img src="data:image/png;base64,{image}" alt="score histogram and diagnosis '
         'counts"><figcaption>Score histogram and diagnosis counts</figcaption></figure>',
@@ -242,6 +270,6 @@ def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats:
         "<th>Item</th><th>Points</th><th>Passed</th></tr></thead><tbody>",
         "".join(item_rows), "</tbody></table>",
         '<h2 id="students">Students</h2><table id="students-table"><thead><tr><th>Student</th>'
-        "<th>Score</th><th>Failed items</th><th>Notebook errors</th></tr></thead><tbody>",
+        f"<th>Score</th>{late_heads}<th>Failed items</th><th>Notebook errors</th></tr></thead><tbody>",
         student_rows, "</tbody></table>",
         "</main></body></html>", ""])

@@ -52,15 +52,22 @@ def _class_dir(options):
 
 def _autograde(options) -> int:
     from rlcourse.autograde import autograde
+    from rlcourse.lateness import LatePolicyError
     from rlcourse.render import print_summary
     from rlcourse.reporting import write_class_outputs
 
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
-    outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
-                         force=options.force, strategy=options.strategy, isolation=options.isolation,
-                         workers=options.workers, backend=options.backend, scheduler=options.scheduler)
-    print_summary([(outcome.student, outcome.report) for outcome in outcomes])
+    try:
+        outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
+                             force=options.force, strategy=options.strategy,
+                             isolation=options.isolation, workers=options.workers,
+                             backend=options.backend, scheduler=options.scheduler)
+    except LatePolicyError as error:
+        print(f"rlcourse: stopped, nothing more was recorded: {error}", file=sys.stderr)
+        return 2
+    print_summary([(outcome.student, outcome.report) for outcome in outcomes],
+                  timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
     written = write_class_outputs(assignment, class_dir)
     counts = {}
     for outcome in outcomes:

@@ -11,6 +11,7 @@ import os
 import tomllib
 from pathlib import Path
 
+from rlcourse.visibility import FeedbackPolicy, PolicyError
 from rlcourse.worker.client import Limits
 
 
@@ -38,6 +39,8 @@ class Assignment:
     """grade_ids of locked demonstration cells (experiments, plots) that grading does not run.
     Each must be locked and come after every solution cell of the release, so no student code
     can depend on it; the graders must not need it either (the bank's reference entry checks)."""
+    feedback: FeedbackPolicy = FeedbackPolicy()
+    """What students may see of their report before and after their deadline ([feedback])."""
 
     @property
     def grader_dir(self) -> Path:
@@ -84,9 +87,13 @@ class Course:
         skip = data.get("skip_cells", [])
         if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
             raise CourseError(f"{spec}: skip_cells must be a list of grade_ids")
+        try:
+            feedback = FeedbackPolicy.from_table(data.get("feedback"), where=f"{spec} [feedback]")
+        except PolicyError as error:
+            raise CourseError(str(error)) from None
         return Assignment(name=name, notebook=data["notebook"], framework=data["framework"],
                           course=self, limits=limits, title=data.get("title", ""),
-                          skip_cells=tuple(skip), fixed_limits=fixed)
+                          skip_cells=tuple(skip), fixed_limits=fixed, feedback=feedback)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

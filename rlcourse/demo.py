@@ -32,6 +32,19 @@ a copy of grace's notebook, disguised (DISGUISED), which the similarity report f
 DISGUISED = {"linus": 1}
 """Demo student -> seed of rlcourse.disguise: names, comments and layout changed."""
 
+DUE_DATE = "2026-03-02 17:00:00 UTC"
+SUBMITTED_AT = {
+    "ada": "2026-03-01 22:14:03.512093 UTC",
+    "grace": "2026-03-02 20:20:41.002117 UTC",    # 3 h 20 min late: four started hours
+    "alan": "2026-03-03 15:02:10.731460 UTC",     # a day late, inside his two-day extension
+    "barbara": "2026-03-02 16:58:59.120001 UTC",
+    "ken": "2026-03-02 09:30:00.000000 UTC",
+    "edsger": "2026-03-02 12:00:00.000000 UTC",
+}
+"""Each demo submission's `timestamp.txt`, as `nbgrader submit` wrote it and `collect` copied it."""
+EXTENSIONS = {"alan": {"days": 2}}
+"""Extensions granted through nbgrader's Gradebook.grant_extension before grading."""
+
 
 def demo_dir(course: Course) -> Path:
     return course.root / "demo" / "submitted"
@@ -59,6 +72,24 @@ def rebuild(course: Course) -> None:
     for student, content in built_demo(course).items():
         targets[student].parent.mkdir(parents=True, exist_ok=True)
         targets[student].write_bytes(content)
+        (targets[student].parent / "timestamp.txt").write_text(SUBMITTED_AT[student])
+
+
+def prepare_gradebook(class_dir, assignment) -> None:
+    """What the instructor did before grading: the due date and the extensions, in the demo
+    class's gradebook (`nbgrader db assignment add ps1 --duedate=...`, `grant_extension`)."""
+    from nbgrader.api import Gradebook
+
+    from rlcourse.autograde import ensure_assignment_in_gradebook, nbgrader_on_path
+
+    nbgrader_on_path()
+    ensure_assignment_in_gradebook(class_dir.db_url, assignment)
+    with Gradebook(class_dir.db_url) as gradebook:
+        gradebook.update_or_create_assignment(assignment.name, duedate=DUE_DATE)
+        for student, duration in EXTENSIONS.items():
+            gradebook.update_or_create_student(student)
+            gradebook.update_or_create_submission(assignment.name, student)
+            gradebook.grant_extension(assignment.name, student, **duration)
 
 
 def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = None,
@@ -73,8 +104,11 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
 
     assignment = course.assignment(ASSIGNMENT)
     class_dir = ClassDirectory(demo_dir(course).parent)
-    print(f"Autograding the demo class {class_dir.root} ({len(STUDENTS)} students, {ASSIGNMENT}) ...",
-          file=sys.stderr)
+    print(f"Autograding the demo class {class_dir.root} ({len(STUDENTS)} students, {ASSIGNMENT}, "
+          f"due {DUE_DATE}; extensions: " + ", ".join(
+              f"{student} {' '.join(f'{n} {unit}' for unit, n in d.items())}"
+              for student, d in EXTENSIONS.items()) + ") ...", file=sys.stderr)
+    prepare_gradebook(class_dir, assignment)
     started = time.perf_counter()
     outcomes = autograde(assignment, class_dir=class_dir, strategy=strategy, isolation=isolation,
                          workers=workers)
@@ -84,7 +118,8 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
         if outcome.report.failed():
             print(f"\n{outcome.student}:")
             print_report(outcome.report, diagnoses_dir=diagnoses_dir)
-    print_summary([(outcome.student, outcome.report) for outcome in outcomes])
+    print_summary([(outcome.student, outcome.report) for outcome in outcomes],
+                  timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
     statuses = ", ".join(f"{outcome.student} {outcome.status}" for outcome in outcomes)
     print(f"{len(outcomes)} submissions in {elapsed:.1f} s ({statuses}).")
     written = write_class_outputs(assignment, class_dir)

@@ -1,7 +1,11 @@
 """Exports for the platforms courses use: Gradescope's autograder results and a flat CSV.
 
 Both read what `rlcourse autograde` left: the ledger reports (one per student) for the items, and
-nbgrader's gradebook for each student's total, which includes any manual grades a TA entered.
+nbgrader's gradebook for each student's total, which includes any manual grades a TA entered, and
+for the submission's time, deadline (with extension) and late penalty. The final score is
+nbgrader's: raw score minus the late penalty, at least 0, exactly as `nbgrader export` gives it.
+What the Gradescope results show a student, and from when, is the assignment's feedback policy
+(rlcourse.visibility), in Gradescope's own `visibility` values.
 """
 from __future__ import annotations
 
@@ -27,59 +31,106 @@ def graded_reports(class_dir: ClassDirectory, assignment: Assignment) -> dict[st
 
 
 def gradebook_totals(class_dir: ClassDirectory, assignment: Assignment) -> dict[str, tuple[float, float]]:
-    """student -> (score, max_score) as nbgrader computes them (automatic and manual grades)."""
-    from nbgrader.api import Gradebook, MissingEntry
+    """student -> (score, max_score) as nbgrader computes them (automatic and manual grades,
+    before any late penalty)."""
+    return {student: (timing.raw_score, timing.max_score)
+            for student, timing in gradebook_timings(class_dir, assignment).items()}
 
+
+def gradebook_timings(class_dir: ClassDirectory, assignment: Assignment) -> dict:
+    """student -> rlcourse.lateness.Timing (raw score, penalty, time, deadline) from the gradebook."""
     from rlcourse.autograde import nbgrader_on_path
+    from rlcourse.lateness import gradebook_timings as read_timings
 
     nbgrader_on_path()
-    totals = {}
-    with Gradebook(class_dir.db_url) as gradebook:
-        try:
-            submissions = gradebook.assignment_submissions(assignment.name)
-        except MissingEntry:
-            return {}
-        for submission in submissions:
-            totals[submission.student.id] = (submission.score, submission.max_score)
-    return totals
+    return read_timings(class_dir.db_url, assignment.name)
 
 
-def gradescope_results(report: Report, *, total: float | None = None) -> dict:
-    """One submission as Gradescope's results.json: one test per item, visible to the student
-    (messages are written for students and never quote hidden tests)."""
+def gradescope_results(report: Report, *, total: float | None = None, policy=None, timing=None) -> dict:
+    """One submission as Gradescope's results.json: a test per item, shown to the student when
+    the assignment's feedback policy allows (`visible` before the due date, `after_due_date`,
+    or `hidden`): the item's title and points as one test, and, when the policy shows them
+    later than the points, what went wrong as a test of its own worth 0 points. The total is
+    the final score (after any late penalty); the late penalty is said in the output."""
+    from rlcourse.visibility import FeedbackPolicy, gradescope_visibility, student_view
+
+    policy = policy or FeedbackPolicy()
+    items_when = gradescope_visibility(policy, "items")
+    full_when = gradescope_visibility(policy, "full")
+    full = student_view(report, level="full")
     tests = []
-    for item in report.items:
+    for item in full.items:
         output = "Passed." if item.passed else f"{item.message}\nDiagnosis: {item.diagnosis}"
-        tests.append({"name": f"{item.id}: {item.title}" if item.title else item.id,
-                      "score": item.score, "max_score": item.max_score, "output": output,
-                      "visibility": "visible", "tags": [item.diagnosis] if item.diagnosis else []})
-    results = {"score": report.score if total is None else total, "tests": tests,
-               "visibility": "visible", "stdout_visibility": "hidden"}
-    if report.errors:
-        results["output"] = "Notes on your notebook:\n" + "\n".join(f"- {e}" for e in report.errors)
+        name = f"{item.id}: {item.title}" if item.title else item.id
+        test = {"name": name, "score": item.score, "max_score": item.max_score,
+                "status": "passed" if item.passed else "failed", "visibility": items_when}
+        if full_when == items_when:
+            test.update(output=output, tags=[item.diagnosis] if item.diagnosis else [])
+            tests.append(test)
+            continue
+        tests.append(test)
+        if not item.passed and full_when != "hidden":
+            tests.append({"name": f"{name} (what went wrong)", "score": 0, "max_score": 0,
+                          "output": output, "tags": [item.diagnosis] if item.diagnosis else [],
+                          "visibility": full_when})
+    score_when = gradescope_visibility(policy, "score")
+    raw = report.score if total is None else total
+    penalty = timing.penalty if timing is not None else 0.0
+    results = {"score": max(0.0, raw - penalty), "tests": tests,
+               # the total is a grade: when the policy never shows it, staff publish it
+               "visibility": "after_published" if score_when == "hidden" else score_when,
+               "stdout_visibility": "hidden"}
+    notes = []
+    if timing is not None and (timing.timestamp is not None or timing.warning):
+        notes.append(timing.describe())
+    if report.errors and full_when != "hidden":
+        if full_when == "visible":
+            notes.append("Notes on your notebook:\n" + "\n".join(f"- {e}" for e in report.errors))
+        else:  # top-level output has no visibility of its own: the notes wait with the messages
+            tests.append({"name": "Notes on your notebook", "score": 0, "max_score": 0,
+                          "output": "\n".join(f"- {e}" for e in report.errors),
+                          "visibility": full_when})
+    if notes:
+        results["output"] = "\n".join(notes)
+    if timing is not None:
+        results["extra_data"] = {"late": timing.to_json()}
     return results
+
+
+CSV_COLUMNS = ["student_id", "score", "max_score", "raw_score", "late_submission_penalty",
+               "timestamp", "deadline", "seconds_late", "autograded_score"]
 
 
 def export(assignment: Assignment, *, class_dir: ClassDirectory, format: str) -> Path:
     reports = graded_reports(class_dir, assignment)
-    totals = gradebook_totals(class_dir, assignment)
+    timings = gradebook_timings(class_dir, assignment)
     target = class_dir.exports / assignment.name
     if format == "gradescope":
         for student, report in reports.items():
-            score = totals.get(student, (None,))[0]
+            timing = timings.get(student)
             write_atomic(target / "gradescope" / student / "results.json",
-                         json.dumps(gradescope_results(report, total=score), indent=2))
+                         json.dumps(gradescope_results(
+                             report, total=timing.raw_score if timing else None,
+                             policy=assignment.feedback, timing=timing), indent=2))
         return target / "gradescope"
     if format == "csv":
+        from rlcourse.lateness import iso
+
         item_ids = [item.id for report in reports.values() for item in report.items]
         item_ids = list(dict.fromkeys(item_ids))
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow(["student_id", "score", "max_score", "autograded_score", *item_ids])
+        writer.writerow([*CSV_COLUMNS, *item_ids])
         for student, report in reports.items():
-            score, max_score = totals.get(student, (report.score, report.max_score))
+            timing = timings.get(student)
+            raw, max_score = ((timing.raw_score, timing.max_score) if timing
+                              else (report.score, report.max_score))
+            penalty = timing.penalty if timing else 0.0
             by_id = {item.id: item.score for item in report.items}
-            writer.writerow([student, score, max_score, report.score,
+            writer.writerow([student, max(0.0, raw - penalty), max_score, raw, penalty,
+                             iso(timing.timestamp) if timing and timing.timestamp else "",
+                             iso(timing.deadline) if timing and timing.deadline else "",
+                             timing.seconds_late if timing else 0, report.score,
                              *(by_id.get(item_id, "") for item_id in item_ids)])
         path = target / f"{assignment.name}-grades.csv"
         write_atomic(path, buffer.getvalue())

@@ -93,13 +93,18 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 
 def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str],
                     diagnoses: dict, figures: list[tuple[str, bytes]],
-                    assignment_title: str = "") -> str:
+                    assignment_title: str = "", timing=None, level: str = "full") -> str:
     """The feedback page for one graded notebook, as a self-contained HTML string.
 
     `submission_cells` are the student's code cells (`rlcourse.notebook.CodeCell`); only those
     whose `grade_id` is in `todo_ids` are shown. `diagnoses` maps tag → `Diagnosis`; `figures`
-    are `(title, PNG bytes)`.
+    are `(title, PNG bytes)`. `level` is how much the student may see (rlcourse.visibility:
+    none, score, items, full); the page shows the report only through `student_view`.
+    `timing` (rlcourse.lateness.Timing) adds when it was submitted and any late penalty.
     """
+    from rlcourse.visibility import shows, student_view
+
+    report = student_view(report, level=level)
     title = f"{report.assignment} feedback for {student}"
     parts = [
         "<!DOCTYPE html>",
@@ -110,12 +115,14 @@ def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str
         f"<title>{escape(title)}</title>",
         f"<style>{STYLE}</style>",
         "</head><body><main>",
-        _header(report, student, assignment_title),
+        _header(report, student, assignment_title, timing),
+        _lateness(timing, show_points=shows(level, "score")),
+        _withheld(level),
         _errors(report.errors),
-        _items_table(report),
-        _failures(report, diagnoses),
-        _figures(figures),
-        _code(report, submission_cells, todo_ids),
+        _items_table(report) if shows(level, "items") else "",
+        _failures(report, diagnoses) if shows(level, "full") else "",
+        _figures(figures) if shows(level, "full") else "",
+        _code(report, submission_cells, todo_ids) if shows(level, "items") else "",
         _footer(report),
         "</main></body></html>",
     ]
@@ -181,24 +188,61 @@ def assignment_figures(assignment, report, *, log=None) -> list[tuple[str, bytes
 
 
 # --- sections ------------------------------------------------------------------------------------
-def _header(report, student: str, assignment_title: str) -> str:
-    score, max_score = report.score, report.max_score
-    percent = 100.0 * score / max_score if max_score else 0.0
-    passed = sum(1 for item in report.items if item.passed)
+def _header(report, student: str, assignment_title: str, timing=None) -> str:
     subtitle = f'<p class="meta">{escape(assignment_title)}</p>' if assignment_title else ""
-    return (
-        '<header class="page"><div>'
-        f"<h1>Feedback: {escape(report.assignment)}</h1>{subtitle}"
-        f'<p class="meta">Student <strong id="student">{escape(student)}</strong>'
-        f" · notebook <span class=\"mono\">{escape(report.notebook)}</span></p>"
-        f'<p class="meta">{passed} of {len(report.items)} items passed</p>'
-        "</div>"
-        f'<div class="score" aria-label="total score"><div class="total" id="score">'
-        f"{fmt_points(score)} <small>/ {fmt_points(max_score)}</small></div>"
-        f'<div class="meta">{percent:.0f}%</div>'
-        f'<div class="bar" role="img" aria-label="{percent:.0f} percent">'
-        f'<span style="width:{max(0.0, min(percent, 100.0)):.1f}%"></span></div></div>'
-        "</header>")
+    head = ('<header class="page"><div>'
+            f"<h1>Feedback: {escape(report.assignment)}</h1>{subtitle}"
+            f'<p class="meta">Student <strong id="student">{escape(student)}</strong>'
+            f" · notebook <span class=\"mono\">{escape(report.notebook)}</span></p>")
+    if report.items:
+        passed = sum(1 for item in report.items if item.passed)
+        head += f'<p class="meta">{passed} of {len(report.items)} items passed</p>'
+    head += "</div>"
+    if report.score is None:
+        return head + "</header>"
+    score, max_score = report.score, report.max_score
+    penalty = timing.penalty if timing is not None else 0.0
+    if penalty:
+        score = max(0.0, score - penalty)
+    percent = 100.0 * score / max_score if max_score else 0.0
+    after = (f'<div class="meta">after a late penalty of {fmt_points(penalty)}</div>' if penalty else "")
+    return (head +
+            f'<div class="score" aria-label="total score"><div class="total" id="score">'
+            f"{fmt_points(score)} <small>/ {fmt_points(max_score)}</small></div>{after}"
+            f'<div class="meta">{percent:.0f}%</div>'
+            f'<div class="bar" role="img" aria-label="{percent:.0f} percent">'
+            f'<span style="width:{max(0.0, min(percent, 100.0)):.1f}%"></span></div></div>'
+            "</header>")
+
+
+def _lateness(timing, *, show_points: bool) -> str:
+    """When the notebook was submitted against the student's deadline, and what lateness cost."""
+    if timing is None:
+        return ""
+    from rlcourse.lateness import format_duration, iso
+
+    rows = [("Submitted", iso(timing.timestamp) or "time unknown")]
+    if timing.deadline is not None:
+        due = iso(timing.deadline)
+        if timing.extension:
+            due += f" (with an extension of {format_duration(timing.extension.total_seconds())})"
+        rows.append(("Due", due))
+        rows.append(("Late", format_duration(timing.seconds_late) if timing.late else "no, on time"))
+    if show_points and timing.late:
+        rows.append(("Late penalty", f"{fmt_points(timing.penalty)} points"))
+    body = "".join(f"<dt>{escape(name)}</dt><dd>{escape(value)}</dd>" for name, value in rows)
+    note = f'<p class="meta">{escape(timing.warning)}</p>' if timing.warning else ""
+    return (f'<section id="submission" class="{"late" if timing.late else "on-time"}">'
+            f'<dl class="diagnosis">{body}</dl>{note}</section>')
+
+
+def _withheld(level: str) -> str:
+    said = {"none": "Your results are not available yet.",
+            "score": "Only your total is shown for now; the items will follow.",
+            "items": "Each item's points are shown for now; what went wrong in each will follow."}
+    if level not in said:
+        return ""
+    return f'<p class="empty" id="withheld">{escape(said[level])}</p>'
 
 
 def _errors(errors) -> str:
@@ -300,6 +344,8 @@ def _code(report, submission_cells, todo_ids) -> str:
 
 
 def _footer(report) -> str:
+    if not report.items and report.score is None:
+        return ""
     digest = f" · SHA-256 {escape(report.sha256[:16])}…" if report.sha256 else ""
     return (f'<footer>Graded by hidden tests: this page shows your results and your own code '
             f"only.{digest}</footer>")

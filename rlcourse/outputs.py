@@ -63,7 +63,7 @@ def _cell_summary(items) -> str:
 
 
 def write_feedback_page(path: Path, *, student: str, assignment: Assignment, report: Report,
-                        submitted: Path | None) -> None:
+                        submitted: Path | None, timing=None, level: str = "full") -> None:
     from rlcourse.diagnoses import load_diagnoses
     from rlcourse.feedback import assignment_figures, render_feedback, todo_cell_ids, write_feedback
     from rlcourse.notebook import NotebookProblem, load_submission
@@ -77,5 +77,6 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, rep
     html = render_feedback(report, student=student, submission_cells=cells,
                            todo_ids=todo_cell_ids(assignment.release_notebook),
                            diagnoses=load_diagnoses(assignment.grader_dir),
-                           figures=assignment_figures(assignment, report))
+                           figures=assignment_figures(assignment, report) if level == "full" else [],
+                           timing=timing, level=level)
     write_feedback(path, html)

@@ -39,12 +39,19 @@ def print_report(report: Report, *, diagnoses_dir=None, console: Console | None 
     console.print()
 
 
-def print_summary(rows: list[tuple[str, Report]], *, console: Console | None = None) -> None:
-    """One row per student: score, and each failed item with its diagnosis."""
+def print_summary(rows: list[tuple[str, Report]], *, console: Console | None = None,
+                  timings: dict | None = None) -> None:
+    """One row per student: score, and each failed item with its diagnosis; with `timings`
+    (student -> rlcourse.lateness.Timing), how late each was and the penalty, and the score is
+    the final one (after the penalty, as `nbgrader export` gives it)."""
     console = console or _console()
+    timings = timings or {}
     table = Table(title="Scores", title_justify="left")
     table.add_column("student")
     table.add_column("score", justify="right")
+    if timings:
+        table.add_column("late", justify="right")
+        table.add_column("penalty", justify="right")
     table.add_column("failed items (diagnosis)", overflow="fold", max_width=100)
     for student, report in rows:
         failed = report.failed()
@@ -55,5 +62,20 @@ def print_summary(rows: list[tuple[str, Report]], *, console: Console | None = N
             text = ", ".join(f"{item.id} ({item.diagnosis})" for item in failed)
         if not report.items:
             text = "not graded: " + "; ".join(report.errors)
-        table.add_row(student, f"{report.score:g} / {report.max_score:g}", text or "—")
+        timing = timings.get(student)
+        if not timings:
+            table.add_row(student, f"{report.score:g} / {report.max_score:g}", text or "—")
+            continue
+        score = report.score - timing.penalty if timing and report.items else report.score
+        late = ("?" if timing and timing.warning and timing.timestamp is None else
+                _late(timing.seconds_late) if timing and timing.late else "—")
+        penalty = f"-{timing.penalty:g}" if timing and timing.penalty else "—"
+        table.add_row(student, f"{max(score, 0.0):g} / {report.max_score:g}", late, penalty, text or "—")
+
     console.print(table)
+
+
+def _late(seconds: float) -> str:
+    from rlcourse.lateness import format_duration
+
+    return format_duration(seconds)

@@ -10,13 +10,14 @@ from rlcourse.course import Assignment
 def write_class_outputs(assignment: Assignment, class_dir: ClassDirectory) -> dict[str, Path]:
     from rlcourse.class_report import write_class_report
     from rlcourse.diagnoses import load_diagnoses
-    from rlcourse.export import graded_reports
+    from rlcourse.export import gradebook_timings, graded_reports
 
     reports = graded_reports(class_dir, assignment)
     if not reports:
         return {}
     written = write_class_report(class_dir.reports / assignment.name, assignment=assignment.name,
-                                 reports=reports, diagnoses=load_diagnoses(assignment.grader_dir))
+                                 reports=reports, diagnoses=load_diagnoses(assignment.grader_dir),
+                                 timings=gradebook_timings(class_dir, assignment))
     return {"TA report": written.get("summary.html", class_dir.reports / assignment.name),
             "gradebook": Path(class_dir.db_url.removeprefix("sqlite:///")),
             "feedback": class_dir.feedback, "autograded": class_dir.autograded}

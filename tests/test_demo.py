@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.demo import STUDENTS, built_demo, demo_notebooks
+from rlcourse.demo import STUDENTS, SUBMITTED_AT, built_demo, demo_notebooks
 
 RLCOURSE = str(Path(sys.executable).with_name("rlcourse"))
 
@@ -16,6 +16,7 @@ def test_demo_notebooks_are_built_from_the_current_bank_and_release(course):
     for student, content in built_demo(course).items():
         assert paths[student].read_bytes() == content, \
             f"demo notebook of {student} is stale: run `python -m rlcourse.demo --rebuild`"
+        assert (paths[student].parent / "timestamp.txt").read_text() == SUBMITTED_AT[student]
 
 
 def row_of(table: str, student: str) -> str:
@@ -42,7 +43,11 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     summary = result.stdout[result.stdout.index("Scores"):]
     for student in STUDENTS:
         assert student in summary
-    assert "33 / 33" in summary                             # ada and grace
+    assert "33 / 33" in summary                             # ada
+    grace = row_of(summary, "grace")                        # 3 h 20 min late: 40% of 33 off
+    assert "19.8 / 33" in grace and "3 h 20 min" in grace and "-13.2" in grace
+    alan = row_of(summary, "alan")                          # late, inside his extension
+    assert "25 / 33" in alan and "-13.2" not in alan
     assert "clip_without_min" in summary                    # alan's bug, named
     assert "every item (unreadable_notebook)" in row_of(summary, "edsger")
     ken = row_of(summary, "ken")
