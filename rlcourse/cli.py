@@ -86,6 +86,14 @@ def _export(options) -> int:
     return 0
 
 
+def _gradescope(options) -> int:
+    from rlcourse.gradescope import build_autograder
+
+    assignment = Course.find().assignment(options.assignment)
+    print(build_autograder(assignment, out=options.out))
+    return 0
+
+
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
@@ -157,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("assignment")
     export.add_argument("--format", choices=("gradescope", "csv"), required=True)
     export.set_defaults(run=_export)
+
+    gradescope = commands.add_parser(
+        "gradescope", help="build autograder.zip: what Gradescope runs on every upload")
+    gradescope.add_argument("assignment")
+    gradescope.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+                            help="folder to write autograder.zip in (default: here)")
+    gradescope.set_defaults(run=_gradescope)
 
     for sub in (autograde, export):
         sub.add_argument("--course-dir", type=Path,
