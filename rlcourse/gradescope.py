@@ -131,7 +131,7 @@ def find_notebook(submission: Path) -> Path:
         raise UploadProblem(f"{', '.join(links)} is a link or special file, not a notebook: "
                             "upload the .ipynb file itself")
     if len(found) > 1:
-        names = ", ".join(path.relative_to(submission).as_posix() for path in found)
+        names = ", ".join(sorted(path.relative_to(submission).as_posix() for path in found))
         raise UploadProblem(f"the upload holds {len(found)} notebooks ({names}); upload exactly one")
     if not found:
         archives = [name for name in others if name.lower().endswith((".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"))]
@@ -253,7 +253,7 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
     write_atomic(results_path, json.dumps(failure_results(
         "it did not finish (the grading run was stopped, perhaps by Gradescope's time limit)")))
     try:
-        assignment = Course.find(autograder / "source").assignment(assignment_name)
+        assignment = Course((autograder / "source").resolve()).assignment(assignment_name)
         late = after_deadline(read_metadata(autograder / "submission_metadata.json"))
         try:
             notebook, problem = find_notebook(autograder / "submission"), None
@@ -290,7 +290,7 @@ def warm(assignment_name: str, *, course_root: Path) -> None:
     each upload does not pay for it."""
     from rlcourse.grading.pipeline import Grader
 
-    with Grader(Course.find(course_root).assignment(assignment_name), warm_cache=True):
+    with Grader(Course(Path(course_root).resolve()).assignment(assignment_name), warm_cache=True):
         pass
 
 
