@@ -126,7 +126,6 @@ def find_notebook(submission: Path) -> Path:
                 links.append(shown)
             else:
                 found.append(path)
-        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
     if links:
         raise UploadProblem(f"{', '.join(links)} is a link or special file, not a notebook: "
                             "upload the .ipynb file itself")
