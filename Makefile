@@ -14,6 +14,8 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml constraints.txt
 	@command -v bwrap >/dev/null || (apt-get update -qq && apt-get install -y -qq bubblewrap) \
 		|| echo "bubblewrap could not be installed: workers will run with resource limits only"
+	@command -v shellcheck >/dev/null || (apt-get update -qq && apt-get install -y -qq shellcheck) \
+		|| echo "shellcheck could not be installed: the Gradescope scripts' check will fail"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
 	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable .

@@ -113,6 +113,14 @@ def _similarity(options) -> int:
     return 0
 
 
+def _gradescope(options) -> int:
+    from rlcourse.gradescope import build_autograder
+
+    assignment = Course.find().assignment(options.assignment)
+    print(build_autograder(assignment, out=options.out))
+    return 0
+
+
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
@@ -198,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
     similarity.add_argument("--ignore-reference", action="store_true",
                             help="the class had the reference solution: code matching it is not evidence")
     similarity.set_defaults(run=_similarity)
+
+    gradescope = commands.add_parser(
+        "gradescope", help="build autograder.zip: what Gradescope runs on every upload")
+    gradescope.add_argument("assignment")
+    gradescope.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+                            help="folder to write autograder.zip in (default: here)")
+    gradescope.set_defaults(run=_gradescope)
 
     for sub in (autograde, export, similarity):
         sub.add_argument("--course-dir", type=Path,
