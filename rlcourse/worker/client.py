@@ -388,7 +388,7 @@ class _Launcher:
         self.isolation = isolation
         self._landlock = landlock.abi_version() if options.landlock else 0
         self._cgroups = options.pids_cgroup
-        self._mounts = _workers_may_mount(isolation)
+        self._mounts = workers_may_mount(isolation)
 
     @property
     def confinement(self) -> dict:
@@ -440,7 +440,7 @@ class _Launcher:
                 "capabilities": "drop"}
 
 
-def _workers_may_mount(isolation: str) -> bool:
+def workers_may_mount(isolation: str) -> bool:
     """Whether this launcher's workers can make their private mounts (rlcourse.worker.confine):
     under rlimits, when the grader holds CAP_SYS_ADMIN (root, outside a locked-down container);
     under bwrap, when the grader is root (the fork template then keeps CAP_SYS_ADMIN and
