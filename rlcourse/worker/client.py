@@ -663,8 +663,33 @@ class ForkLauncher(_Launcher):
         shutil.rmtree(self._run_root, ignore_errors=True)
 
 
+ALLOW_UNCONFINED = "RLCOURSE_ALLOW_UNCONFINED"
+"""Set to 1 to grade under the rlimits fallback without its floor (see `check_floor`)."""
+
+
+class NoFloor(RuntimeError):
+    """The rlimits fallback cannot keep a worker's hands off the grader's files here."""
+
+
+def check_floor(isolation: str) -> None:
+    """The rlimits fallback's floor: its workers either have read-only private mounts (a root
+    grader) or run as an unprivileged user; otherwise a worker of the grader's own uid may
+    chmod, touch or give xattrs to every file the grader owns (Landlock does not govern them).
+    Then the engine refuses, loudly, unless the instructor sets RLCOURSE_ALLOW_UNCONFINED=1."""
+    if isolation != "rlimits" or workers_may_mount(isolation) or drops_privileges(isolation):
+        return
+    message = ("the rlimits fallback cannot protect the course here: workers would run as the "
+               "grader's own user, without private read-only mounts, and could change the metadata "
+               "of every file it owns (docs/threat-model.md). Use bubblewrap, run as root, or set "
+               f"{ALLOW_UNCONFINED}=1 to grade trusted notebooks anyway")
+    if os.environ.get(ALLOW_UNCONFINED) != "1":
+        raise NoFloor(message)
+    print(f"rlcourse: WARNING: {message} ({ALLOW_UNCONFINED}=1 is set)", file=sys.stderr)
+
+
 def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):
     isolation, _ = choose_isolation(options.isolation)
+    check_floor(isolation)
     if strategy == "fork":
         return ForkLauncher(options, isolation=isolation)
     if strategy == "spawn":
