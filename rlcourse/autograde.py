@@ -39,9 +39,13 @@ from rlcourse.faults import crash_point
 from rlcourse.files import write_atomic
 from rlcourse.grading.report import Report
 from rlcourse.lateness import EXCHANGE_FILES, LatePolicy, Timing, read_timestamp
+from rlcourse.render import plain, safe
 
 LEDGER_NAME = "rlcourse-report.json"
-SAFE_STUDENT_ID = re.compile(r"^[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*$")
+SAFE_STUDENT_ID = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*")
+"""A student id, matched with `fullmatch` (never `match` with `$`, which also matches before a
+trailing newline): ASCII letters, digits and _ . @ + -, not starting with a dot, never "..".
+ASCII only, so no Unicode look-alike or invisible character can pass for another id."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +90,7 @@ class Found:
 
 
 def student_id_problem(student: str) -> str | None:
-    if not SAFE_STUDENT_ID.match(student) or ".." in student:
+    if not SAFE_STUDENT_ID.fullmatch(student) or ".." in student:
         return (f"student id {student!r} has characters other than letters, digits and _ . @ + - "
                 "(or '..'); rename the folder to the student's id")
     return None
@@ -296,7 +300,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
     and the outputs are always written here, by this process alone, as each report arrives."""
     from rlcourse.backends import GraderSettings, GradingFailed, Job, make_backend
 
-    log = log or (lambda message: print(message, file=sys.stderr))
+    log = log or (lambda message: print(plain(message), file=sys.stderr))
     outcomes: dict[str, Outcome] = {}
     with class_lock(class_dir, log), contextlib.ExitStack() as stack:
         # The course's late policy is loaded and asked once before anything is written: a
@@ -440,7 +444,7 @@ def _progress(total: int, *, enabled: bool):
                TextColumn("{task.fields[last]}"))
     with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
         task = bar.add_task("autograde", total=total, last="")
-        yield lambda student, status: bar.update(task, advance=1, last=f"{student}: {status}")
+        yield lambda student, status: bar.update(task, advance=1, last=safe(f"{student}: {status}"))
 
 
 def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Found, report: Report,

@@ -131,7 +131,7 @@ def _demo(options) -> int:
 def _doctor(options) -> int:
     """Which isolation level grading would use and why, and what else confines each worker."""
     from rlcourse.worker import landlock
-    from rlcourse.worker.client import drops_privileges
+    from rlcourse.worker.client import workers_may_mount, drops_privileges
     from rlcourse.worker.sandbox import bwrap_status, choose_isolation, confinement
 
     available, reason = bwrap_status()
@@ -147,6 +147,10 @@ def _doctor(options) -> int:
     print("pids cgroup: " + ("yes (each worker's processes are capped, and all are killed with it)"
                              if confinement()["pids_cgroup"] else
                              "no (workers are killed by process group: see docs/threat-model.md)"))
+    print("private mounts: " + ("yes (everything read-only but a tmpfs scratch of fixed size)"
+                                if workers_may_mount(level) else
+                                "no (metadata outside scratch is not protected, and the disk quota "
+                                "is measured: see docs/threat-model.md)"))
     if level == "rlimits":
         who = ("an unprivileged user (nobody)" if drops_privileges(level) else
                "the grader's own user" + (" (root), without any capability" if os.geteuid() == 0 else ""))

@@ -28,8 +28,9 @@ def write_autograded_notebook(path: Path, *, submitted: Path, assignment: Assign
         notebook = nbformat.read(submitted, as_version=4)
     except (Exception, NotebookProblem):  # noqa: BLE001 - an unreadable submission has no autograded notebook
         return
-    released = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell
-                for cell in nbformat.read(assignment.release_notebook, as_version=4).cells}
+    release = nbformat.read(assignment.release_notebook, as_version=4)
+    notebook = clear_untrusted(notebook, release)
+    released = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in release.cells}
     by_cell: dict[str, list] = {}
     for item in report.items:
         by_cell.setdefault(item.cell, []).append(item)
@@ -47,6 +48,30 @@ def write_autograded_notebook(path: Path, *, submitted: Path, assignment: Assign
             restored.execution_count = None
         notebook.cells[index] = restored
     write_atomic(path, nbformat.writes(notebook))
+
+
+def clear_untrusted(notebook, release):
+    """The student's notebook as staff may open it in formgrader: every output and execution
+    count cleared (nbgrader's own ClearOutput, as its autograde does), so no student JavaScript,
+    HTML or forged "[PASS]" output is shown or run in the staff's browser; every cell's metadata
+    cleared but its `nbgrader` entry (nbconvert's ClearMetadataPreprocessor, which nbgrader's
+    generate_assignment uses too), and the notebook's metadata replaced by the release's
+    kernelspec and language (as nbgrader's OverwriteKernelspec does): no widget state, no
+    "trusted" signature, no forged kernel."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import ClearOutput
+
+    notebook, _ = ClearOutput().preprocess(notebook, {})
+    clear = ClearMetadataPreprocessor(preserve_cell_metadata_mask={"nbgrader"},
+                                      clear_notebook_metadata=True, preserve_nb_metadata_mask=set())
+    for cell in notebook.cells:  # it clears code cells only: markdown and raw cells too
+        if cell.cell_type != "code":
+            cell.metadata = {key: value for key, value in cell.get("metadata", {}).items() if key == "nbgrader"}
+            cell.pop("attachments", None) if cell.cell_type == "raw" else None
+    notebook, _ = clear.preprocess(notebook, {})
+    notebook.metadata = {key: release.metadata[key] for key in ("kernelspec", "language_info")
+                         if key in release.metadata}
+    return notebook
 
 
 def _cell_summary(items) -> str:

@@ -1,11 +1,29 @@
 """Readable terminal output for reports: one table per submission, and a class summary."""
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rlcourse.diagnoses import load_diagnoses
 from rlcourse.grading.report import Report
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain(text) -> str:
+    """Text from a submission (a message, a folder name) made safe for a terminal: control
+    characters, escape sequences and bidirectional overrides removed (newlines and tabs kept)."""
+    return _CONTROL.sub("", str(text))
+
+
+def safe(text) -> str:
+    """`plain`, with rich markup escaped too: for anything passed to rich (a student's "[/]" in a
+    folder name once crashed autograde, and "[red]..." would have styled the TA's screen)."""
+    return escape(plain(text))
 
 
 def _console() -> Console:
@@ -19,7 +37,7 @@ def _console() -> Console:
 def print_report(report: Report, *, diagnoses_dir=None, console: Console | None = None) -> None:
     console = console or _console()
     diagnoses = load_diagnoses(diagnoses_dir)
-    table = Table(title=f"{report.assignment} · {report.notebook} · "
+    table = Table(title=f"{safe(report.assignment)} · {safe(report.notebook)} · "
                         f"{report.score:g} / {report.max_score:g}", title_justify="left",
                   show_lines=False, expand=False)
     table.add_column("item")
@@ -28,14 +46,14 @@ def print_report(report: Report, *, diagnoses_dir=None, console: Console | None 
     table.add_column("what happened", overflow="fold", max_width=90)
     for item in report.items:
         mark = "[green]✓[/]" if item.passed else "[red]✗[/]"
-        message = item.message
+        message = safe(item.message)
         if not item.passed and item.diagnosis in diagnoses:
-            message += f"\n[dim]Fix: {diagnoses[item.diagnosis].fix}[/]"
-        table.add_row(f"{mark} {item.id}", f"{item.score:g}/{item.max_score:g}",
-                      item.diagnosis or "", message)
+            message += f"\n[dim]Fix: {safe(diagnoses[item.diagnosis].fix)}[/]"
+        table.add_row(f"{mark} {safe(item.id)}", f"{item.score:g}/{item.max_score:g}",
+                      safe(item.diagnosis or ""), message)
     console.print(table)
     for error in report.errors:
-        console.print(f"  [yellow]notebook:[/] {error}", soft_wrap=True)
+        console.print(f"  [yellow]notebook:[/] {safe(error)}", soft_wrap=True)
     console.print()
 
 
@@ -64,13 +82,14 @@ def print_summary(rows: list[tuple[str, Report]], *, console: Console | None = N
             text = "not graded: " + "; ".join(report.errors)
         timing = timings.get(student)
         if not timings:
-            table.add_row(student, f"{report.score:g} / {report.max_score:g}", text or "—")
+            table.add_row(safe(student), f"{report.score:g} / {report.max_score:g}", safe(text or "—"))
             continue
         score = report.score - timing.penalty if timing and report.items else report.score
         late = ("?" if timing and timing.warning and timing.timestamp is None else
                 _late(timing.seconds_late) if timing and timing.late else "—")
         penalty = f"-{timing.penalty:g}" if timing and timing.penalty else "—"
-        table.add_row(student, f"{max(score, 0.0):g} / {report.max_score:g}", late, penalty, text or "—")
+        table.add_row(safe(student), f"{max(score, 0.0):g} / {report.max_score:g}", late, penalty,
+                      safe(text or "—"))
 
     console.print(table)
 

@@ -55,9 +55,12 @@ ENTRIES = load_entries(HOSTILE)
 EXTRAS = {entry.name: load_course_module(entry.path, f"rlcourse_hostile.ps1.{entry.name}")
           for entry in ENTRIES}
 PLANTED = "_planted_by_hostile_student.txt"
+COURSE_PARTS = ("graders", "solutions", "source", "release", "secret-outside-sandbox.txt")
 ATTACK_TEXT = ("planted", "changed by a student", "overwritten by another student")
 """What the entries write wherever they can: a file named or containing the first, or a line
 with one of the others appended to an existing file."""
+SECRET = "ROOT-ONLY-SECRET-4d1f9c outside every sandbox"
+"""In `secret-outside-sandbox.txt` (mode 0600) of the course copy: it must appear in no output."""
 TEST_LIMITS = {"cell_seconds": 15.0, "call_seconds": 10.0, "memory_bytes": 3 << 30}
 """ps1's limits in the course copy (ps1 itself: 120 s per cell, 20 s per call, 6 GB)."""
 MODES = [
@@ -75,10 +78,16 @@ def defences(mode: str) -> set[str]:
     * no_tcp: no TCP connection or listening socket (bubblewrap's network namespace, or
       Landlock ABI 4);
     * scoped_signals: no signal to a process outside the worker (Landlock ABI 6);
-    * process_cap: a pids cgroup per worker caps its processes and lets the grader kill them all.
+    * process_cap: a pids cgroup per worker caps its processes and lets the grader kill them all;
+    * private_mounts: each worker has a private, read-only view of the mounts and a size-capped
+      tmpfs as its scratch folder (rlcourse.worker.confine.private_mounts).
     """
+    from rlcourse.worker.client import workers_may_mount
+
     machine = confinement()
     found = {"process_cap"} if machine["pids_cgroup"] else set()
+    if workers_may_mount(mode):
+        found.add("private_mounts")
     if mode == "bwrap" or machine["landlock"] >= 1:
         found.add("private_files")
     if mode == "bwrap" or machine["landlock"] >= 4:
@@ -99,13 +108,39 @@ def env(course):
                 PYTHONDONTWRITEBYTECODE="1")
 
 
-def snapshot(*folders, skip=lambda path: False) -> dict[str, str]:
-    hashes = {}
+def snapshot(*folders, skip=lambda path: False) -> dict[str, tuple]:
+    """Every file's content, mode, owner, times and xattrs, and every folder's mode and owner
+    (its times move whenever the grader writes in it), under `folders` and the folders
+    themselves, without following links."""
+    found = {}
     for folder in folders:
-        for path in sorted(Path(folder).rglob("*")):
-            if path.is_file() and not skip(path):
-                hashes[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
+        for path in [Path(folder), *sorted(Path(folder).rglob("*"))]:
+            if skip(path) or path.is_symlink():
+                continue
+            info = path.lstat()
+            xattrs = tuple(sorted(os.listxattr(path, follow_symlinks=False)))
+            if path.is_dir():
+                found[str(path)] = ("folder", info.st_mode, info.st_uid, info.st_gid, xattrs)
+            elif path.is_file():
+                found[str(path)] = (hashlib.sha256(path.read_bytes()).hexdigest(), info.st_mode,
+                                    info.st_uid, info.st_gid, info.st_mtime_ns, xattrs)
+    return found
+
+
+def gradebook_metadata(class_dir: Path) -> tuple:
+    """The gradebook's mode, owner and xattrs (its content and times are the grader's to change)."""
+    info = (class_dir / "gradebook.db").lstat()
+    return info.st_mode, info.st_uid, info.st_gid, tuple(os.listxattr(class_dir / "gradebook.db"))
+
+
+def course_snapshot(course: Path) -> dict[str, tuple]:
+    """The course copy's hidden and released files, the secret, and the compilation cache's
+    folder itself (its entries are the trusted warm-up's to write)."""
+    found = snapshot(*(course / name for name in COURSE_PARTS))
+    cache = course / ".rlcourse-cache"
+    if cache.is_dir():
+        found.update(snapshot(cache, skip=lambda path: path != cache))
+    return found
 
 
 def course_copy(folder: Path) -> Path:
@@ -114,6 +149,9 @@ def course_copy(folder: Path) -> Path:
     shutil.copy(ROOT / "nbgrader_config.py", folder)
     if (ROOT / ".rlcourse-cache").is_dir():  # the warmed compilation cache, if any
         shutil.copytree(ROOT / ".rlcourse-cache", folder / ".rlcourse-cache")
+    secret = folder / "secret-outside-sandbox.txt"
+    secret.write_text(SECRET + "\n")
+    secret.chmod(0o600)
     spec = folder / "graders" / "ps1" / "assignment.toml"
     text = spec.read_text()
     assert "[limits]" in text
@@ -240,8 +278,9 @@ def graded(request, tmp_path_factory):
 
     first = autograde("--student", "ada")  # graded and recorded before any attack
     assert first.returncode == 0, first.stderr[-3000:]
-    course_files = snapshot(*(course / name for name in ("graders", "solutions", "source", "release")))
+    course_files = course_snapshot(course)
     class_files = snapshot(class_dir, skip=lambda p: p.name in ("gradebook.db", ".rlcourse-autograde.lock"))
+    class_files["gradebook.db"] = gradebook_metadata(class_dir)
     listeners = {entry.name: Listener(EXTRAS[entry.name].LISTENER_PORT)
                  for entry in entries if hasattr(EXTRAS[entry.name], "LISTENER_PORT")}
     started = time.monotonic()
@@ -304,12 +343,13 @@ def test_honest_students_keep_full_marks_and_no_other_grade_moves(graded):
 
 def test_no_file_outside_the_scratch_directories_changed(graded):
     course = graded["course"]
-    assert snapshot(*(course / name for name in ("graders", "solutions", "source", "release"))) \
-        == graded["course_files"], "the course's hidden files changed"
+    now = course_snapshot(course)
+    assert now == graded["course_files"], [path for path in now if now[path] != graded["course_files"].get(path)]
     assert not graded["planted"] and not marked_by_an_attack(ENGINE), graded["planted"]
     hostile = {entry.name for entry in graded["entries"]} | {"zoe"}
     now = snapshot(graded["class_dir"], skip=lambda p: p.name in ("gradebook.db", ".rlcourse-autograde.lock"))
-    changed = {path for path, digest in graded["class_files"].items() if now.get(path) != digest}
+    now["gradebook.db"] = gradebook_metadata(graded["class_dir"])
+    changed = {path for path, before in graded["class_files"].items() if now.get(path) != before}
     changed = {p for p in changed if not p.startswith(str(graded["class_dir"] / "reports"))}
     new = {path for path in set(now) - set(graded["class_files"])
            if not (Path(path).relative_to(graded["class_dir"]).parts[0] in ("autograded", "feedback")
@@ -347,3 +387,11 @@ def test_no_tcp_connection_leaves_a_worker(graded):
     if not graded["listeners"]:
         pytest.skip("no entry that opens sockets was graded here")
     assert all(count == 0 for count in graded["listeners"].values()), graded["listeners"]
+
+
+def test_no_secret_from_outside_the_sandbox_reaches_any_output(graded):
+    class_dir = graded["class_dir"]
+    found = [str(path.relative_to(class_dir)) for path in class_dir.rglob("*")
+             if path.is_file() and not path.is_symlink() and SECRET[:24] in path.read_text(errors="replace")]
+    assert not found
+    assert SECRET[:24] not in graded["run"].stdout + graded["run"].stderr

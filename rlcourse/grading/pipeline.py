@@ -279,7 +279,13 @@ class Grader:
         demonstration cells grading skips."""
         import dataclasses
 
-        cells, notes = [], []
+        from rlcourse.grading.given import definitions, imports, shadowing
+
+        given = {grade_id: definitions(source) for grade_id, source in self._given.items()
+                 if grade_id not in self._skip}
+        given_names = {name: grade_id for grade_id, (names, _) in given.items() for name in names}
+        given_imports = {name: target for grade_id in given for name, target in imports(self._given[grade_id]).items()}
+        cells, notes, added = [], [], False
         for cell in submission.cells:
             if cell.grade_id in self._skip:
                 continue
@@ -289,7 +295,16 @@ class Grader:
                              "the released version was run instead")
                 cell = dataclasses.replace(cell, source=released)
             cells.append(cell)
-        if not notes and len(cells) == len(submission.cells):
+            shadowed = set() if released is not None else shadowing(cell.source, set(given_names), given_imports)
+            if shadowed:  # given code stays given (rlcourse.grading.given)
+                notes.append(f"cell {cell.index}" + (f" ({cell.grade_id})" if cell.grade_id else "")
+                             + f" redefines or patches {', '.join(sorted(shadowed))}, defined by the "
+                             "given code; that was ignored: the released definitions were used")
+                restore = [grade_id for grade_id in given if grade_id in {given_names[n] for n in shadowed}]
+                cells.extend(dataclasses.replace(cell, grade_id=grade_id, source=given[grade_id][1])
+                             for grade_id in restore)
+                added = True
+        if not notes and not added and len(cells) == len(submission.cells):
             return submission
         return dataclasses.replace(submission, cells=tuple(cells),
                                    warnings=(*submission.warnings, *notes))

@@ -9,16 +9,24 @@ Two ways to start a worker share one `Worker` handle:
   state passes from one student to the next: every child starts from the same clean template.
 
 Either way the worker talks over a private socket (never its stdout), confines itself before
-student code runs (rlcourse.worker.confine: resource limits, a pids cgroup, Landlock, no
+student code runs (rlcourse.worker.confine: resource limits, a pids cgroup, a private read-only
+view of the mounts with a size-capped tmpfs as its scratch directory, Landlock, no
 capabilities), is killed outright when it overstays a call, and is stopped when its files take
-more disk than `Limits.scratch_bytes` / `scratch_files`.
+more disk than `Limits.scratch_bytes` / `scratch_files` (enforced by the kernel where the worker
+has its tmpfs; measured by the grader otherwise).
+
+The grader trusts nothing the worker leaves behind: the worker's prints come back over pipes
+the grader made (never a file in the scratch directory, which the student could replace with a
+link or a FIFO), and the scratch directory is removed as soon as its worker is stopped.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
 import os
+import stat
 import secrets
 import select
 import shutil
@@ -123,7 +131,7 @@ class Worker:
     """One live worker process. Every failure surfaces as a WorkerError, never a hang or a crash."""
 
     def __init__(self, sock: socket.socket, pid: int, scratch: Path, limits: Limits, reap=None,
-                 killer=None, cgroup: PidsCgroup | None = None):
+                 killer=None, cgroup: PidsCgroup | None = None, output: dict[str, int] | None = None):
         self._sock = sock
         self.pid = pid
         self.scratch = scratch
@@ -131,6 +139,7 @@ class Worker:
         self._reap = reap
         self._killer = killer
         self._cgroup = cgroup
+        self._output = _OutputPipes(output or {}, keep_bytes=4 * limits.output_chars)
         self.alive = True
 
     def request(self, op: str, arguments: dict, *, timeout: float):
@@ -164,11 +173,14 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise protocol.WorkerTimeout("no reply in time")
-            ready, _, _ = select.select([self._sock], [], [], min(remaining, DISK_CHECK_SECONDS))
+            ready, _, _ = select.select([self._sock, *self._output.open_ends()], [], [],
+                                        min(remaining, DISK_CHECK_SECONDS))
+            self._output.drain()
             self._check_disk()
-            if ready:
+            if self._sock in ready:
                 reply = protocol.receive_message(self._sock, timeout=max(0.0, deadline - time.monotonic()),
                                                  max_bytes=self.limits.reply_bytes)
+                self._output.drain()  # the worker flushes its prints before it replies
                 self._check_disk()
                 return reply
 
@@ -210,16 +222,10 @@ class Worker:
             f"; last output: {tail}" if tail else "")
 
     def output_tail(self, name: str, chars: int | None = None) -> str:
-        chars = chars or self.limits.output_chars
-        path = self.scratch / name
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                size = handle.tell()
-                handle.seek(max(0, size - chars))
-                return handle.read().decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
+        """The last `chars` characters the worker printed to "stdout.txt" or "stderr.txt" (the
+        names its output files once had; it now comes over the grader's pipes)."""
+        self._output.drain()
+        return self._output.tail(name)[-(chars or self.limits.output_chars):].strip()
 
     def kill(self) -> None:
         """Stop the worker and every process it started: its process group, then (where there is
@@ -235,9 +241,79 @@ class Worker:
                 self._cgroup.remove()
             if self._reap:
                 self._reap()
+            self._output.drain()
+            self._output.close()
+            remove_scratch(self.scratch)
         self._sock.close()
 
     close = kill
+
+
+class _OutputPipes:
+    """The read ends of a worker's stdout and stderr pipes, drained without blocking into a tail
+    of `keep_bytes` each: a worker that prints without end costs the grader no memory, and one
+    that never closes its end never blocks the grader."""
+
+    def __init__(self, fds: dict[str, int], *, keep_bytes: int):
+        self._fds = dict(fds)
+        self._tails = {name: collections.deque(maxlen=keep_bytes) for name in fds}
+        for fd in self._fds.values():
+            os.set_blocking(fd, False)
+
+    def open_ends(self) -> list[int]:
+        return list(self._fds.values())
+
+    def drain(self) -> None:
+        for name, fd in list(self._fds.items()):
+            for _ in range(64):  # at most 4 MB per call: a flood cannot starve the caller
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    data = b""
+                if not data:
+                    os.close(fd)
+                    del self._fds[name]
+                    break
+                self._tails[name].extend(data)
+
+    def tail(self, name: str) -> str:
+        return bytes(self._tails.get(name, ())).decode("utf-8", "replace")
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+def remove_scratch(path: Path) -> None:
+    """Delete a stopped worker's scratch directory now, whatever the worker left in it: links
+    are removed, never followed, and folders it made unreadable are opened up (by descriptor,
+    O_NOFOLLOW) and removed on a second try. (Where the worker had its own tmpfs, its files went
+    with its mount namespace and this folder is empty.)"""
+    for attempt in range(2):
+        try:
+            shutil.rmtree(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if attempt:
+                return
+        _open_up(path)
+        for folder, subfolders, _ in os.walk(path):
+            for name in subfolders:
+                _open_up(os.path.join(folder, name))
+
+
+def _open_up(folder) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
 
 
 class DiskQuotaExceeded(Exception):
@@ -295,14 +371,18 @@ def _scratch_dir(parent: Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix="rlcourse-worker-", dir=parent))
 
 
-def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path) -> list[str]:
-    """`command` inside bubblewrap, seeing `home` (writable) and the compilation cache."""
+def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path, private_home: bool = False,
+               capabilities=()) -> list[str]:
+    """`command` inside bubblewrap, seeing `home` (writable: bound from the host, or with
+    `private_home` a tmpfs of `scratch_bytes` of its own) and the compilation cache."""
     cache = [options.compile_cache] if options.compile_cache else []
     environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp")
     return bwrap_command(command, environment=environment,
-                         writable=[home, *(cache if options.cache_writable else [])],
+                         writable=[*([] if private_home else [home]),
+                                   *(cache if options.cache_writable else [])],
+                         private=[home] if private_home else [],
                          readable=[] if options.cache_writable else cache, chdir=str(home),
-                         tmp_bytes=options.limits.scratch_bytes)
+                         tmp_bytes=options.limits.scratch_bytes, capabilities=capabilities)
 
 
 class _Launcher:
@@ -313,6 +393,7 @@ class _Launcher:
         self.isolation = isolation
         self._landlock = landlock.abi_version() if options.landlock else 0
         self._cgroups = options.pids_cgroup
+        self._mounts = workers_may_mount(isolation)
 
     @property
     def confinement(self) -> dict:
@@ -320,7 +401,8 @@ class _Launcher:
         the Landlock ABI version they apply (0: none) and whether each has a pids cgroup."""
         from rlcourse.worker.cgroup import pids_parent
 
-        return {"landlock": self._landlock, "pids_cgroup": self._cgroups and pids_parent() is not None}
+        return {"landlock": self._landlock, "pids_cgroup": self._cgroups and pids_parent() is not None,
+                "private_mounts": self._mounts}
 
     @contextlib.contextmanager
     def _cgroup_for_launch(self, theirs: socket.socket):
@@ -351,12 +433,34 @@ class _Launcher:
         cache = [options.compile_cache] if options.compile_cache else []
         rules = {"scratch": str(scratch), "readable": [] if options.cache_writable else cache,
                  "writable": cache if options.cache_writable else []}
+        mounts = {"scratch": str(scratch), "scratch_bytes": options.limits.scratch_bytes,
+                  "scratch_files": options.limits.scratch_files,
+                  "writable": cache if options.cache_writable else []}
         return {"limits": dataclasses.asdict(options.limits),
                 "unprivileged": drops_privileges(self.isolation),
                 "cgroup_fd": None,
                 "network": None if in_sandbox else "leave",
                 "landlock": rules if self._landlock else None,
+                "private_mounts": mounts if self._mounts else None,
                 "capabilities": "drop"}
+
+
+def workers_may_mount(isolation: str) -> bool:
+    """Whether this launcher's workers can make their private mounts (rlcourse.worker.confine):
+    under rlimits, when the grader holds CAP_SYS_ADMIN (root, outside a locked-down container);
+    under bwrap, when the grader is root (the fork template then keeps CAP_SYS_ADMIN and
+    CAP_SETPCAP in its own user namespace, for its children to use and drop before student
+    code; the spawn launcher gets the same tmpfs from bwrap itself)."""
+    if isolation == "bwrap":
+        return os.geteuid() == 0
+    return confine.can_mount()
+
+
+def _pipes() -> tuple[dict[str, int], list[int]]:
+    """A stdout and a stderr pipe for a worker: (read ends by name, write ends)."""
+    out_read, out_write = os.pipe2(os.O_CLOEXEC)
+    err_read, err_write = os.pipe2(os.O_CLOEXEC)
+    return {"stdout.txt": out_read, "stderr.txt": err_read}, [out_write, err_write]
 
 
 class SpawnLauncher(_Launcher):
@@ -388,14 +492,20 @@ class SpawnLauncher(_Launcher):
             command.append("--cache-writable")
         spec = self._spec(scratch, in_sandbox=False)
         if self.isolation == "bwrap":
-            command = _sandboxed(command, self.options, home=scratch)
-            spec.update(network=None, landlock=None, capabilities=None)
+            command = _sandboxed(command, self.options, home=scratch, private_home=True)
+            spec.update(network=None, landlock=None, capabilities=None, private_mounts=None)
+        output, ends = _pipes()
         with self._cgroup_for_launch(theirs) as (group, procs):
             spec["cgroup_fd"] = procs
-            process = popen_from_lasting_thread(
-                command, pass_fds=[theirs.fileno(), *([procs] if group else [])],
-                stdin=subprocess.DEVNULL, env=worker_environment(), start_new_session=True,
-                cwd=scratch, preexec_fn=lambda: confine.confine(spec))
+            try:
+                process = popen_from_lasting_thread(
+                    command, pass_fds=[theirs.fileno(), *([procs] if group else [])],
+                    stdin=subprocess.DEVNULL, stdout=ends[0], stderr=ends[1],
+                    env=worker_environment(), start_new_session=True,
+                    cwd=scratch, preexec_fn=lambda: confine.confine(spec))
+            finally:
+                for fd in ends:
+                    os.close(fd)
 
         def reap():
             try:
@@ -403,7 +513,7 @@ class SpawnLauncher(_Launcher):
             except subprocess.TimeoutExpired:
                 return None
 
-        return Worker(ours, process.pid, scratch, limits, reap, cgroup=group)
+        return Worker(ours, process.pid, scratch, limits, reap, cgroup=group, output=output)
 
     def close(self) -> None:
         pass
@@ -453,9 +563,30 @@ class ForkLauncher(_Launcher):
 
     def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
         super().__init__(options, isolation=isolation)
-        self._run_root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
-        os.chmod(self._run_root, 0o755)  # children may run as another user; each owns its subfolder
+        self._run_root = self._make_run_root()
         self._start_template()
+
+    def _make_run_root(self) -> Path:
+        """The run's folder, which holds a scratch folder per child: made by the grader, mode
+        0755, and (for a root grader) owned by a user the workers are not, so that no worker may
+        chmod, rename into or write it (a worker that made it mode 0 once stopped every later
+        worker of the run from entering its scratch folder). `_run_root_intact` re-checks it
+        before each launch."""
+        root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
+        os.chmod(root, 0o755)
+        if os.geteuid() == 0:
+            os.chown(root, *(2 * (0 if drops_privileges(self.isolation) else UNPRIVILEGED,)))
+        info = os.lstat(root)
+        self._run_root_stat = (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode))
+        return root
+
+    def _run_root_intact(self) -> bool:
+        try:
+            info = os.lstat(self._run_root)
+        except OSError:
+            return False
+        return stat.S_ISDIR(info.st_mode) and (
+            info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == self._run_root_stat
 
     def restart(self) -> None:
         """Start a new template: a submission may have killed the last one (its children can
@@ -474,7 +605,8 @@ class ForkLauncher(_Launcher):
         command = [sys.executable, "-I", "-m", "rlcourse.worker.template", "--fd", str(theirs.fileno()),
                    "--framework", options.framework]
         if isolation == "bwrap":
-            command = _sandboxed(command, options, home=self._run_root)
+            command = _sandboxed(command, options, home=self._run_root, capabilities=(
+                ("CAP_SYS_ADMIN", "CAP_SETPCAP") if self._mounts else ()))
         self._template = popen_from_lasting_thread(command, pass_fds=(theirs.fileno(),),
                                           stdin=subprocess.DEVNULL, env=worker_environment(),
                                           start_new_session=True, cwd=self._run_root)
@@ -486,21 +618,39 @@ class ForkLauncher(_Launcher):
         return protocol.receive_message(self._control, timeout=60)
 
     def launch(self) -> Worker:
+        if not self._run_root_intact():  # damaged by a worker: a new folder and template
+            old = self._run_root
+            self._run_root = self._make_run_root()
+            self.restart()
+            remove_scratch(old)
         scratch = _hand_over(_scratch_dir(self._run_root), self.isolation)
         ours, theirs = socket.socketpair()
         request = {"op": "fork", "scratch": str(scratch),
                    "confinement": self._spec(scratch, in_sandbox=self.isolation == "bwrap"),
                    "compile_cache": self.options.compile_cache,
                    "cache_writable": self.options.cache_writable}
-        with self._cgroup_for_launch(theirs) as (group, procs):
-            reply = self._ask(request, [theirs.fileno(), *([procs] if group else [])])
+        output, ends = _pipes()
+        try:
+            with self._cgroup_for_launch(theirs) as (group, procs):
+                reply = self._ask(request, [theirs.fileno(), *ends, *([procs] if group else [])])
+        except BaseException:
+            for fd in output.values():
+                os.close(fd)
+            remove_scratch(scratch)
+            raise
+        finally:
+            for fd in ends:
+                os.close(fd)
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 0:
             if group:
                 group.remove()
+            for fd in output.values():
+                os.close(fd)
+            remove_scratch(scratch)
             raise RuntimeError(f"the worker template could not fork: {reply}")
         return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill,
-                      cgroup=group)
+                      cgroup=group, output=output)
 
     def _kill(self, pid: int) -> None:
         try:
@@ -518,8 +668,33 @@ class ForkLauncher(_Launcher):
         shutil.rmtree(self._run_root, ignore_errors=True)
 
 
+ALLOW_UNCONFINED = "RLCOURSE_ALLOW_UNCONFINED"
+"""Set to 1 to grade under the rlimits fallback without its floor (see `check_floor`)."""
+
+
+class NoFloor(RuntimeError):
+    """The rlimits fallback cannot keep a worker's hands off the grader's files here."""
+
+
+def check_floor(isolation: str) -> None:
+    """The rlimits fallback's floor: its workers either have read-only private mounts (a root
+    grader) or run as an unprivileged user; otherwise a worker of the grader's own uid may
+    chmod, touch or give xattrs to every file the grader owns (Landlock does not govern them).
+    Then the engine refuses, loudly, unless the instructor sets RLCOURSE_ALLOW_UNCONFINED=1."""
+    if isolation != "rlimits" or workers_may_mount(isolation) or drops_privileges(isolation):
+        return
+    message = ("the rlimits fallback cannot protect the course here: workers would run as the "
+               "grader's own user, without private read-only mounts, and could change the metadata "
+               "of every file it owns (docs/threat-model.md). Use bubblewrap, run as root, or set "
+               f"{ALLOW_UNCONFINED}=1 to grade trusted notebooks anyway")
+    if os.environ.get(ALLOW_UNCONFINED) != "1":
+        raise NoFloor(message)
+    print(f"rlcourse: WARNING: {message} ({ALLOW_UNCONFINED}=1 is set)", file=sys.stderr)
+
+
 def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):
     isolation, _ = choose_isolation(options.isolation)
+    check_floor(isolation)
     if strategy == "fork":
         return ForkLauncher(options, isolation=isolation)
     if strategy == "spawn":

@@ -10,6 +10,15 @@ that is still single-threaded (Landlock binds only the calling thread and what i
    a hard cap on its processes and threads, and a way for the grader to kill every one of them,
    including children that left the process group with setsid().
 2. `set_limits`: address space, CPU time, file size, open files, no core files.
+2b. `private_mounts` (where the worker may mount: a root grader, or the bubblewrap template's
+   user namespace): a mount namespace of its own in which every mount is read-only and its
+   scratch directory is a fresh tmpfs of fixed size. Landlock decides what may be opened, but
+   not what may be chmod-ed, chown-ed, touched or given xattrs: a worker running as uid 0
+   (without capabilities, but the owner of every root-owned file, host device nodes bound
+   into bubblewrap's /dev included) could change all of those. Read-only mounts refuse them
+   (EROFS) whoever asks. The tmpfs makes the kernel enforce the disk quota (fallocate with
+   FALLOC_FL_KEEP_SIZE and unlinked open files included), and it vanishes with the worker's
+   last process: nothing a crashed worker wrote outlives it.
 3. `leave_network`: a new, empty network namespace when the worker may create one (root): no
    UDP, no raw sockets, nothing Landlock's TCP rules leave open. Without the privilege to do so
    the worker keeps the host's network (Landlock still denies TCP).
@@ -31,6 +40,7 @@ import ctypes
 import functools
 import os
 import resource
+import struct
 
 from rlcourse.worker import landlock
 
@@ -66,10 +76,15 @@ def confine(spec: dict) -> None:
     * `landlock`: None, or the arguments of rlcourse.worker.sandbox.landlock_rules (`scratch`,
       `readable`, `writable`): then Landlock must be applied, or this raises;
     * `capabilities`: "drop" to give up every capability, or None (bwrap itself needs them);
-    * `unprivileged`: become nobody (only where the interpreter can start as nobody)."""
+    * `unprivileged`: become nobody (only where the interpreter can start as nobody);
+    * `private_mounts`: None, or the arguments of `private_mounts` (`scratch`, `scratch_bytes`,
+      `scratch_files`, `writable`): then they must be put in place, or this raises."""
     if spec.get("cgroup_fd") is not None:
         join_cgroup(spec["cgroup_fd"])
     set_limits(spec["limits"], unprivileged=spec.get("unprivileged", False))
+    if spec.get("private_mounts") is not None:
+        owner = UNPRIVILEGED if spec.get("unprivileged") else os.getuid()
+        private_mounts(**spec["private_mounts"], owner=owner)
     if spec.get("network") == "leave":
         leave_network()
     if spec.get("capabilities") == "drop":
@@ -116,6 +131,52 @@ def set_limits(limits: dict, *, unprivileged: bool = False) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if unprivileged:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
+_MS_REC, _MS_PRIVATE = 1 << 14, 1 << 18
+_SYS_MOUNT_SETATTR = 442
+_AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
+_MOUNT_ATTR_RDONLY = 0x1
+
+
+def private_mounts(*, scratch: str, scratch_bytes: int, scratch_files: int, writable=(),
+                   owner: int = 0) -> None:
+    """Enter a mount namespace of this worker's own, make every mount in it read-only, and mount
+    a tmpfs of `scratch_bytes` and `scratch_files` inodes on `scratch` (mode 0700, owned by
+    `owner`); `writable` paths (the compilation cache of a trusted warm-up run) stay writable.
+    Needs CAP_SYS_ADMIN (in the worker's user namespace); raises ConfinementError otherwise.
+    Read-only is applied with mount_setattr(AT_RECURSIVE) (Linux 5.12), so no mount below /
+    is missed."""
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        raise _fail("entering a private mount namespace")
+    if libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None) != 0:
+        raise _fail("making the worker's mounts private")
+    attr = ctypes.create_string_buffer(struct.pack("=QQQQ", _MOUNT_ATTR_RDONLY, 0, 0, 0))
+    libc.syscall.restype = ctypes.c_long
+    if libc.syscall(ctypes.c_long(_SYS_MOUNT_SETATTR), ctypes.c_int(_AT_FDCWD), b"/",
+                    ctypes.c_uint(_AT_RECURSIVE), attr, ctypes.c_size_t(len(attr.raw))) != 0:
+        raise _fail("making every mount read-only")
+    options = f"size={scratch_bytes},nr_inodes={scratch_files},mode=0700,uid={owner},gid={owner}"
+    if libc.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV),
+                  options.encode()) != 0:
+        raise _fail(f"mounting the scratch tmpfs on {scratch}")
+    for path in writable:
+        target = os.fsencode(path)
+        if (libc.mount(target, target, None, ctypes.c_ulong(_MS_BIND | _MS_REC), None) != 0
+                or libc.mount(None, target, None, ctypes.c_ulong(_MS_BIND | _MS_REMOUNT), None) != 0):
+            raise _fail(f"keeping {path} writable")
+
+
+def can_mount() -> bool:
+    """Whether this process may create a private mount namespace (CAP_SYS_ADMIN is effective)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) & (1 << 21))
+    return False
 
 
 def leave_network() -> bool:

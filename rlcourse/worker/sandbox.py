@@ -66,11 +66,18 @@ def landlock_rules(scratch: str, *, readable=(), writable=()) -> list[tuple[str,
 
 
 def bwrap_command(command: list[str], *, environment: dict, writable=(), readable=(),
-                  chdir: str | None = None, tmp_bytes: int | None = None) -> list[str]:
+                  private=(), chdir: str | None = None, tmp_bytes: int | None = None,
+                  capabilities=()) -> list[str]:
     """`command` wrapped in a bubblewrap sandbox (see the module docstring); `tmp_bytes` caps
-    the size of its private /tmp."""
+    the size of its private /tmp and of each `private` folder (a tmpfs of its own, mode 0700,
+    gone with the sandbox). `capabilities` are kept inside the sandbox's user namespace (the
+    fork template's children need CAP_SYS_ADMIN for their private mounts and drop it, with
+    every other capability, before student code)."""
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-            "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
+            "--cap-drop", "ALL"]
+    for capability in capabilities:
+        argv += ["--cap-add", capability]
+    argv += ["--ro-bind", "/usr", "/usr"]
     for name in ("lib", "lib64", "bin", "sbin"):
         if os.path.islink(f"/{name}"):
             argv += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
@@ -87,6 +94,10 @@ def bwrap_command(command: list[str], *, environment: dict, writable=(), readabl
         argv += ["--ro-bind", str(path), str(path)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
+    for path in private:
+        if tmp_bytes and _bwrap_knows("--size"):
+            argv += ["--size", str(tmp_bytes)]
+        argv += ["--perms", "0700", "--tmpfs", str(path)]
     for key, value in environment.items():
         argv += ["--setenv", key, value]
     if chdir:

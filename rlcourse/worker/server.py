@@ -364,14 +364,17 @@ def _flush_output() -> None:
             pass
 
 
-def redirect_output(scratch: str) -> None:
-    """Send the submission's prints to files, so they can never be mistaken for protocol data."""
+def redirect_output(stdout: int | None = None, stderr: int | None = None) -> None:
+    """Make the submission's prints go to the pipes the grader gave this worker (`stdout` and
+    `stderr`, moved onto descriptors 1 and 2; by default they already are), never to the
+    protocol channel and never to a file: a file in the scratch directory is the student's to
+    replace (with a link to a secret, or a FIFO that blocks its reader), a pipe is not."""
     sys.stdout.flush()
     sys.stderr.flush()
-    for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
-        target = os.open(os.path.join(scratch, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(target, fd)
-        os.close(target)
+    for target, fd in ((stdout, 1), (stderr, 2)):
+        if target is not None and target != fd:
+            os.dup2(target, fd)
+            os.close(target)
     # Writing past the file-size limit should fail the write, not kill the whole worker.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
@@ -384,19 +387,21 @@ def private_home(scratch: str) -> None:
 
 
 def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: str | None,
-               cache_writable: bool, confinement: dict | None = None) -> None:
-    """Serve the grader on `fd`. With `confinement` (the fork template's children), apply it
-    first: a worker that cannot be confined as the grader asked exits before any student code,
-    saying why on its stderr (which the grader quotes)."""
+               cache_writable: bool, confinement: dict | None = None,
+               output: tuple[int, int] | None = None) -> None:
+    """Serve the grader on `fd`, printing to the grader's pipes (`output`: stdout and stderr
+    descriptors; by default 1 and 2 already are). With `confinement` (the fork template's
+    children), apply it first: a worker that cannot be confined as the grader asked exits
+    before any student code, saying why on its stderr (which the grader quotes)."""
     sock = socket.socket(fileno=fd)
-    os.chdir(scratch)
-    redirect_output(scratch)
+    redirect_output(*(output or (None, None)))
     if confinement is not None:
         try:
             confine(confinement)
         except (ConfinementError, OSError) as error:
             print(f"the worker could not be confined: {error}", file=sys.stderr, flush=True)
             os._exit(71)
+    os.chdir(scratch)  # after confine: its private scratch mount, if any, is there now
     private_home(scratch)
     framework = framework_named(framework_name)
     framework.preload()

@@ -2,7 +2,7 @@
 
 It imports numpy, the assignment's framework and the worker code once, then waits. For each
 submission the grader sends it one end of a fresh socket (and a descriptor on the worker's
-cgroup.procs, when there is a cgroup); the template forks, and the child drops every link to the
+cgroup.procs, when there is a cgroup) and the write ends of its stdout and stderr pipes; the template forks, and the child drops every link to the
 template, confines itself (rlcourse.worker.confine: cgroup, limits, Landlock, no capabilities)
 while it is still a single thread, and becomes an ordinary worker. The grader
 also asks the template to kill a child (inside a sandbox, only the template knows its PID). The template
@@ -24,10 +24,12 @@ def _become_worker(fds: list[int], control: socket.socket, request: dict, framew
     control.close()
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    confinement = dict(request["confinement"], cgroup_fd=fds[1] if len(fds) > 1 else None)
+    # fds: the worker's socket, its stdout and stderr pipes, and its cgroup.procs if any.
+    confinement = dict(request["confinement"], cgroup_fd=fds[3] if len(fds) > 3 else None)
     server.run_worker(fds[0], scratch=request["scratch"], framework_name=framework.name,
                       compile_cache=request["compile_cache"],
-                      cache_writable=request["cache_writable"], confinement=confinement)
+                      cache_writable=request["cache_writable"], confinement=confinement,
+                      output=(fds[1], fds[2]))
 
 
 def serve_forks(control: socket.socket, framework_name: str) -> None:
@@ -37,7 +39,7 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 2)
+            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 4)
         except OSError:
             return
         if not data:
@@ -47,7 +49,7 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
             kill_process_group(int(request["pid"]))
             protocol.send_message(control, {"killed": request["pid"]})
             continue
-        if not fds:
+        if len(fds) < 3:
             return
         pid = os.fork()
         if pid == 0:

@@ -186,3 +186,76 @@ class TestLifetime:
             assert worker.alive
         finally:
             worker.kill()
+
+
+def run_patiently(worker, source):
+    """`run`, allowing for a busy machine: a spawned worker's first request waits for its imports."""
+    return run(worker, source, timeout=30)
+
+
+class TestNothingLeftBehindIsTrusted:
+    """The grader reads the worker's prints from its own pipes, never from a file in the scratch
+    directory, which the student may replace with a link to a secret or with a FIFO."""
+
+    def test_a_crash_notice_quotes_the_worker_s_stderr_from_the_pipe(self, worker):
+        run_patiently(worker, "import sys, os\ndef die():\n    print('last words', file=sys.stderr, flush=True)\n"
+                    "    os._exit(3)")
+        with pytest.raises(WorkerError) as crashed:
+            call(worker, "die", timeout=20)
+        assert crashed.value.kind == "worker_crashed" and "last words" in str(crashed.value)
+
+    @pytest.mark.parametrize("replacement", ["symlink", "fifo"])
+    def test_a_link_or_fifo_in_place_of_its_output_files_is_never_opened(self, worker, tmp_path, replacement):
+        secret = tmp_path / "secret.txt"
+        secret.write_text("ROOT-ONLY-SECRET " * 10)
+        os.chmod(secret, 0o600)
+        run_patiently(worker, "import os, sys\n"
+                    "def swap_and_die(secret, replacement):\n"
+                    "    for name in ('stderr.txt', 'stdout.txt'):\n"
+                    "        try:\n"
+                    "            os.unlink(name)\n"
+                    "        except OSError:\n"
+                    "            pass\n"
+                    "        os.symlink(secret, name) if replacement == 'symlink' else os.mkfifo(name)\n"
+                    "    print('swapped', file=sys.stderr, flush=True)\n"
+                    "    os._exit(1)")
+        started = time.monotonic()
+        with pytest.raises(WorkerError) as crashed:
+            call(worker, "swap_and_die", str(secret), replacement, timeout=20)
+        assert time.monotonic() - started < 19
+        assert "ROOT-ONLY-SECRET" not in str(crashed.value) and "swapped" in str(crashed.value)
+        assert "ROOT-ONLY-SECRET" not in worker.output_tail("stdout.txt") + worker.output_tail("stderr.txt")
+
+    def test_endless_output_costs_the_grader_a_bounded_tail(self, worker):
+        run_patiently(worker, "def flood():\n    for n in range(50_000):\n        print('x' * 50, n)\n    return 1")
+        assert call(worker, "flood", timeout=30) == 1
+        tail = worker.output_tail("stdout.txt")
+        assert tail.endswith("49999") and len(tail) <= FAST_LIMITS.output_chars
+        assert all(len(buffer) <= 4 * FAST_LIMITS.output_chars for buffer in worker._output._tails.values())
+
+    def test_a_stopped_worker_s_scratch_directory_is_removed_at_once(self, worker):
+        run_patiently(worker, "import os\ndef die():\n    os.makedirs('deep/er', exist_ok=True)\n"
+                    "    open('deep/er/file.bin', 'wb').write(b'x' * 1000)\n"
+                    "    os.chmod('deep', 0)\n    os._exit(1)")
+        with pytest.raises(WorkerError) as crashed:
+            call(worker, "die", timeout=20)
+        assert crashed.value.kind == "worker_crashed"
+        assert not worker.alive and not worker.scratch.exists()
+
+
+def test_a_run_folder_changed_under_the_template_is_replaced_before_the_next_launch():
+    """Workers cannot change the run's folder (read-only to them, owned by another user), but if
+    anything did, the next launch notices (mode, owner) and starts over in a fresh one."""
+    launcher = make_launcher(WorkerOptions("numpy", FAST_LIMITS), strategy="fork")
+    try:
+        first = launcher.launch()
+        damaged = first.scratch.parent
+        first.kill()
+        os.chmod(damaged, 0)
+        second = launcher.launch()
+        assert second.scratch.parent != damaged and not damaged.exists()
+        run_patiently(second, "def f():\n    return 2")
+        assert call(second, "f") == 2
+        second.kill()
+    finally:
+        launcher.close()

@@ -120,16 +120,25 @@ def test_landlock_keeps_a_worker_to_its_own_scratch_directory(strategy, isolatio
 
 
 @needs_landlock
-def test_without_landlock_the_fallback_worker_writes_wherever_its_user_may():
-    """The difference Landlock makes (rlcourse doctor reports which case holds)."""
+def test_without_landlock_the_fallback_worker_reads_wherever_its_user_may(tmp_path):
+    """The difference Landlock makes (rlcourse doctor reports which case holds): reading. Writing
+    outside scratch is refused by the read-only private mounts where the worker has them, and
+    allowed (its user permitting) where it has not."""
+    secret = tmp_path / "hidden.py"
+    secret.write_text("hidden")
     launcher = make_launcher(WorkerOptions("numpy", LIMITS, isolation="rlimits", landlock=False), strategy="fork")
     assert launcher.confinement["landlock"] == 0
     try:
         worker = launcher.launch()
         run(worker, ATTEMPT)
+        assert call(worker, "attempt", "read", str(secret)) == "allowed"
         beside = worker.scratch.parent / f"{worker.scratch.name}-beside.txt"
-        assert call(worker, "attempt", "write", str(beside)) == "allowed"
-        beside.unlink()
+        outcome = call(worker, "attempt", "write", str(beside))
+        if launcher.confinement["private_mounts"]:
+            assert outcome.startswith("denied") and not beside.exists()
+        else:
+            assert outcome == "allowed"
+            beside.unlink()
         worker.kill()
     finally:
         launcher.close()
@@ -253,8 +262,19 @@ def test_a_worker_that_fills_its_scratch_with_files_is_stopped(strategy, isolati
                     "            handle.write(b'x' * 100_000)\n    return n")
         with pytest.raises(WorkerError) as stopped:
             call(worker, "fill")
-        assert stopped.value.kind == "worker_crashed" and "4 MB or 100 files" in str(stopped.value)
-        assert not worker.alive
+        if _has_private_mounts(isolation):
+            # the kernel refuses the write: its tmpfs is full (of blocks or of inodes)
+            assert stopped.value.kind == "raised" and "No space left on device" in str(stopped.value)
+            assert worker.alive
+        else:  # the grader measured it and stopped it
+            assert stopped.value.kind == "worker_crashed" and "4 MB or 100 files" in str(stopped.value)
+            assert not worker.alive
+
+
+def _has_private_mounts(isolation):
+    launcher = make_launcher(WorkerOptions("numpy", LIMITS, isolation=isolation), strategy="spawn")
+    launcher.close()
+    return launcher.confinement["private_mounts"]
 
 
 def test_a_worker_that_expects_landlock_and_cannot_have_it_refuses_to_start(monkeypatch, tmp_path):
@@ -276,3 +296,108 @@ def test_doctor_reports_landlock_and_the_pids_cgroup():
                             check=True).stdout
     assert f"Landlock ABI {ABI}" in report
     assert ("pids cgroup: yes" if confinement()["pids_cgroup"] else "pids cgroup: no") in report
+
+
+METADATA = """
+import os
+def change_metadata(path, harmless):
+    # harmless: the same mode, owner and times again (shared files such as /dev/null must never
+    # be damaged, even where the defence is missing); a successful call still moves st_ctime.
+    outcome = {}
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        return {"stat": f"denied: {error.strerror}"}
+    mode, times = (info.st_mode & 0o7777, (info.st_atime_ns, info.st_mtime_ns)) if harmless else (0, (0, 0))
+    for what, change in (("chmod", lambda: os.chmod(path, mode)),
+                         ("chown", lambda: os.chown(path, info.st_uid, info.st_gid)),
+                         ("utime", lambda: os.utime(path, ns=times)),
+                         ("setxattr", lambda: os.setxattr(path, "user.rlcourse", b"planted"))):
+        try:
+            change()
+            outcome[what] = "allowed"
+        except OSError as error:
+            outcome[what] = f"denied: {error.strerror}"
+    return outcome
+"""
+
+
+def metadata(path):
+    info = os.lstat(path)
+    return info.st_mode, info.st_uid, info.st_gid, info.st_mtime_ns, info.st_ctime_ns
+
+
+@pytest.mark.parametrize("strategy,isolation", LANDLOCKED, ids="-".join)
+def test_no_metadata_outside_scratch_can_be_changed(strategy, isolation, tmp_path):
+    """chmod, chown, utime and setxattr: Landlock does not govern them, and a worker that runs
+    as uid 0 without capabilities still owns every root-owned file, host device nodes in
+    bubblewrap's /dev included. Its private mounts are read-only outside its scratch tmpfs."""
+    course_file = tmp_path / "gradebook.db"
+    course_file.write_text("grades")
+    with worker_for(strategy, isolation) as worker:
+        targets = [str(course_file), str(worker.scratch.parent), confine.__file__, "/dev/null"]
+        before = {path: metadata(path) for path in targets}
+        run(worker, METADATA)
+        outcomes = {path: call(worker, "change_metadata", path, path != str(course_file)) for path in targets}
+        assert call(worker, "change_metadata", str(worker.scratch), False)["chmod"] == "allowed"  # its own
+        after = {path: metadata(path) for path in targets}
+        planted = [path for path in targets[:3] if "user.rlcourse" in os.listxattr(path)]
+    for path in planted:
+        os.removexattr(path, "user.rlcourse")
+    if strategy == "spawn":  # the spawn launcher's scratch folders are made in the shared /tmp,
+        before[targets[1]], after[targets[1]] = before[targets[1]][:3], after[targets[1]][:3]  # whose times move
+    assert after == before and not planted
+    for path, outcome in outcomes.items():
+        if path != str(course_file) or isolation != "bwrap":  # under bwrap it is simply not there
+            assert all(result.startswith("denied") for result in outcome.values()), (path, outcome)
+
+
+FALLOCATE = """
+import ctypes, os
+def hold_unlinked_allocations(count, each):
+    libc = ctypes.CDLL(None, use_errno=True)
+    held, allocated = [], 0
+    for n in range(count):
+        fd = os.open(f"hole{n}", os.O_RDWR | os.O_CREAT, 0o600)
+        os.unlink(f"hole{n}")
+        held.append(fd)
+        # FALLOC_FL_KEEP_SIZE: blocks are allocated, st_size stays 0, RLIMIT_FSIZE never binds
+        if libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(each)) != 0:
+            return allocated, os.strerror(ctypes.get_errno())
+        allocated += each
+    return allocated, "none"
+"""
+
+
+@pytest.mark.parametrize("strategy,isolation", ALL, ids="-".join)
+def test_the_kernel_caps_a_worker_s_disk_even_for_unlinked_fallocated_files(strategy, isolation):
+    limits = Limits(**{**LIMITS.__dict__, "scratch_bytes": 16 << 20})
+    launcher = make_launcher(WorkerOptions("numpy", limits, isolation=isolation), strategy=strategy)
+    if not launcher.confinement["private_mounts"] and not (strategy == "spawn" and isolation == "bwrap"):
+        launcher.close()
+        pytest.skip("workers cannot have a private tmpfs here (the grader lacks CAP_SYS_ADMIN)")
+    worker = launcher.launch()
+    try:
+        run(worker, FALLOCATE)
+        # each below RLIMIT_FSIZE (1 MB here), which bounds each fallocate, not their sum
+        allocated, error = call(worker, "hold_unlinked_allocations", 40, 512 << 10)
+        assert allocated <= 16 << 20 and error == os.strerror(28)  # ENOSPC
+        assert worker.alive
+    finally:
+        worker.kill()
+        launcher.close()
+
+
+def test_the_fallback_without_its_floor_refuses_unless_the_instructor_allows_it(monkeypatch):
+    """No private mounts and no unprivileged user: a worker would own the grader's files."""
+    from rlcourse.worker import client
+
+    monkeypatch.setattr(client.confine, "can_mount", lambda: False)
+    monkeypatch.setattr(client, "drops_privileges", lambda isolation: False)
+    monkeypatch.delenv(client.ALLOW_UNCONFINED, raising=False)
+    with pytest.raises(client.NoFloor, match="RLCOURSE_ALLOW_UNCONFINED=1"):
+        make_launcher(WorkerOptions("numpy", LIMITS, isolation="rlimits"), strategy="spawn")
+    monkeypatch.setenv(client.ALLOW_UNCONFINED, "1")
+    launcher = make_launcher(WorkerOptions("numpy", LIMITS, isolation="rlimits"), strategy="spawn")
+    assert launcher.confinement["private_mounts"] is False
+    launcher.close()

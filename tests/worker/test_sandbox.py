@@ -62,7 +62,12 @@ def test_a_sandboxed_worker_sees_nothing_of_the_course(strategy, monkeypatch):
         assert seen["network"] != "connected"
         assert seen["wrote_course"] is False and not (ROOT / "graders" / "planted.py").exists()
         assert len(seen["processes"]) <= 3  # bwrap's init, (the template,) the worker itself
-        assert (worker.scratch / "mine.txt").read_text() == "scratch is writable"
+        worker.request("run_cell", {"index": 1, "source": "def mine():\n    return open('mine.txt').read()"},
+                       timeout=60)
+        assert worker.request("call", {"function": "mine", "args": [], "kwargs": {}}, timeout=60)["value"] \
+            == "scratch is writable"
+        # in a tmpfs of its own (as root: bwrap's for spawn, the worker's own mount for fork), not on the host
+        assert not (worker.scratch / "mine.txt").exists() or os.geteuid() != 0
         worker.kill()
     finally:
         launcher.close()
