@@ -40,6 +40,7 @@ SUBMITTED_AT = {
     "barbara": "2026-03-02 16:58:59.120001 UTC",
     "ken": "2026-03-02 09:30:00.000000 UTC",
     "edsger": "2026-03-02 12:00:00.000000 UTC",
+    "linus": "2026-03-02 16:41:27.204518 UTC",
 }
 """Each demo submission's `timestamp.txt`, as `nbgrader submit` wrote it and `collect` copied it."""
 EXTENSIONS = {"alan": {"days": 2}}
