@@ -7,7 +7,10 @@ A bank entry is a small Python file under `tests/bank/<assignment>/` that descri
 * `EDITS = {grade_id: [(old, new), ...]}`: exact text replacements in the reference answer;
 * `LOSES = {item_id: diagnosis}`: the items it must lose and the tag each must carry
   (empty for a correct submission: every item must pass);
-* optionally `RAW = b"..."` (or `RAW_TEXT`) for a file that is not a notebook at all.
+* optionally `RAW = b"..."` (or `RAW_TEXT`) for a file that is not a notebook at all;
+* optionally `FOLLOWS = "project/path.py"`: the public source the entry ports. Entries that follow
+  the same source are one solution written twice, not two independent ones (the similarity
+  report's calibration counts each such family once).
 
 The base is the "reference student": the released notebook with each solution cell filled in
 from the source notebook (solution markers removed). Each edit must match exactly once, so an
@@ -36,6 +39,7 @@ class BankEntry:
     cells: dict
     edits: dict
     raw: bytes | None
+    follows: str | None = None
 
     @property
     def correct(self) -> bool:
@@ -53,7 +57,7 @@ def load_entries(bank_dir: Path) -> list[BankEntry]:
             raw = module.RAW_TEXT.encode("utf-8")
         entries.append(BankEntry(path.stem, path, (module.__doc__ or "").strip(),
                                  dict(getattr(module, "LOSES", {})), dict(getattr(module, "CELLS", {})),
-                                 dict(getattr(module, "EDITS", {})), raw))
+                                 dict(getattr(module, "EDITS", {})), raw, getattr(module, "FOLLOWS", None)))
     return entries
 
 

@@ -235,7 +235,8 @@ def shown_fingerprints(code: StudentCode, boilerplate=frozenset()) -> tuple:
 def independent_solutions(assignment: Assignment) -> dict[str, dict[str, str]]:
     """grade_id -> {bank entry: answer}, the distinct answers of the course's independent correct solutions: the
     reference's, and each correct bank entry's cells written from scratch (`CELLS`; an entry's
-    `EDITS` are small changes to the reference, so not independent of it)."""
+    `EDITS` are small changes to the reference, so not independent of it), once per public source
+    that entries port (`FOLLOWS`)."""
     from rlcourse.bank import load_entries, reference_student
 
     bank = assignment.course.root / "tests" / "bank" / assignment.name
@@ -247,11 +248,16 @@ def independent_solutions(assignment: Assignment) -> dict[str, dict[str, str]]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             versions[grade_id] = {"reference": cell.source}
+    families: dict[str, set[str]] = {}  # a public source -> the cells an entry porting it gave
     for entry in load_entries(bank):
         if entry.correct and entry.raw is None:
+            ported = families.setdefault(entry.follows, set()) if entry.follows else set()
             for grade_id, source in entry.cells.items():
+                if grade_id in ported:
+                    continue  # two ports of one source are one solution, not two
                 if grade_id in versions and source not in versions[grade_id].values():
                     versions[grade_id][entry.name] = source
+                    ported.add(grade_id)
     return versions
 
 

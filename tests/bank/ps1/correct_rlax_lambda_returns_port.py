@@ -6,6 +6,7 @@ rlax works on one trajectory [T]; the port maps it over the batch axis with `jax
 (in_axes=1, out_axes=1). This notebook's reward-to-go is undiscounted and does not bootstrap:
 `discount_t` is all ones and `v_t` all zeros (rlax seeds the scan with `v_t[-1]`).
 """
+FOLLOWS = "rlax/_src/multistep.py"
 CELLS = {
     "returns_to_go": '''def lambda_returns(r_t, discount_t, v_t, lambda_=1., stop_target_gradients=False):
     """rlax.lambda_returns: G_t = r_t + discount_t * ((1 - lambda_t) v_t + lambda_t G_{t+1})."""

@@ -9,6 +9,7 @@
   (the given torch generator is not used), mb_advantages normalised per minibatch, the gradient
   clipped over optimizer.param_groups.
 """
+FOLLOWS = "cleanrl/ppo_continuous_action.py"
 CELLS = {
     "gaussian_kl": '''def gaussian_kl(mu_p, std_p, mu_q, std_q):
     """KL(N_p || N_q) written with variances."""

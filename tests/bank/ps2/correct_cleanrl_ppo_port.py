@@ -17,6 +17,7 @@ adapted only to this notebook's signatures: must get full marks.
   `np.random.shuffle` every epoch, `norm_adv` per minibatch, `nn.utils.clip_grad_norm_` on the
   agent's parameters before `optimizer.step()`.
 """
+FOLLOWS = "cleanrl/ppo_continuous_action.py"
 CELLS = {
     "clipped_surrogate": '''def clipped_surrogate(ratio, advantages, eps=0.2):
     """Minus CleanRL's max(pg_loss1, pg_loss2), per sample."""

@@ -12,6 +12,7 @@ step's bootstrap is folded into its reward (`rewards[idx] += self.gamma * termin
 the loop, which then treats it as an ordinary end. SB3's buffers are float32; this contract is
 float64, so the port keeps float64. The returns are SB3's `self.advantages + self.values`.
 """
+FOLLOWS = "stable_baselines3/common/buffers.py"
 CELLS = {
     "compute_gae": '''def compute_gae(rewards, values, next_values, terminated, truncated, gamma=0.99, lam=0.95):
     """SB3's compute_returns_and_advantage on NumPy buffers [buffer_size, n_envs]."""

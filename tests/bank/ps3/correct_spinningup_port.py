@@ -13,6 +13,7 @@ to this notebook's signatures: must get full marks.
   vals[:-1]` (inside a path, V(s_{t+1}) is the next step's value) and
   `adv_buf[path_slice] = discount_cumsum(deltas, gamma * lam)`.
 """
+FOLLOWS = "spinup/algos/pytorch/ppo/ppo.py"
 CELLS = {
     "discounted_returns": '''import scipy.signal
 
