@@ -7,8 +7,6 @@ Chromium (Debian's `chromium`) and reads back its DOM and a screenshot.
 import csv
 import html
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -246,26 +244,17 @@ class TestRealReport:
 
 
 # --- the browser ---------------------------------------------------------------------------------
-def chromium(*args, tmp_path):
-    command = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-
-
 @pytest.mark.browser
-def test_feedback_page_renders_in_headless_chromium(tmp_path, diagnoses, ps1_feedback):
+def test_feedback_page_renders_in_headless_chromium(tmp_path, diagnoses, ps1_feedback, chromium):
     """The page loads in a real browser: title, score, item rows and figures in the DOM, no
     script element despite hostile code, and a screenshot that is not blank."""
-    if shutil.which("chromium") is None:
-        pytest.skip("Debian's chromium is not on PATH (apt-get install chromium; .ci/run does)")
     figures = [(title, figure_png(figure))
                for title, figure in ps1_feedback.figures(synthetic_artifacts(ps1_feedback))]
     report = make_report()
     page = page_for(report, diagnoses, cells=student_cells(HOSTILE), figures=figures)
     path = write_feedback(tmp_path / "alan.html", page)
 
-    dom = chromium("--dump-dom", path.as_uri(), tmp_path=tmp_path).stdout
+    dom = chromium("--dump-dom", path.as_uri()).stdout
     assert "<title>ps1 feedback for alan</title>" in dom
     assert 'id="score">4 <small>/ 7</small>' in dom
     assert dom.count('<tr class="item ') == len(report.items)
@@ -273,8 +262,7 @@ def test_feedback_page_renders_in_headless_chromium(tmp_path, diagnoses, ps1_fee
     assert "<script" not in dom.lower()
 
     screenshot = tmp_path / "alan.png"
-    chromium(f"--screenshot={screenshot}", "--window-size=1200,2000", path.as_uri(),
-             tmp_path=tmp_path)
+    chromium(f"--screenshot={screenshot}", "--window-size=1200,2000", path.as_uri())
     assert screenshot.is_file() and screenshot.stat().st_size > 10_000
     from PIL import Image  # matplotlib's own dependency
 

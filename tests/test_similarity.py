@@ -2,7 +2,6 @@
 only student-written code counts, the --json contract, and the page as a browser shows it."""
 import itertools
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -304,22 +303,13 @@ def test_ignore_reference_leaves_only_the_copy(copied_class):
 
 
 # --- the page ------------------------------------------------------------------------------------
-def chromium(*args, tmp_path):
-    command = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-
-
 @pytest.mark.browser
-def test_similarity_page_renders_in_headless_chromium(copied_class, tmp_path):
+def test_similarity_page_renders_in_headless_chromium(copied_class, tmp_path, chromium):
     """As a TA sees it: the flagged pair side by side with marked passages, the histogram of
     all ten pairs, no script from the hostile answer, and a screenshot that is not blank."""
-    if shutil.which("chromium") is None:
-        pytest.skip("Debian's chromium is not on PATH (apt-get install chromium; .ci/run does)")
     assert run("--ignore-reference", folder=copied_class).returncode == 0
     page = copied_class / "reports" / "ps1" / "similarity.html"
-    dom = chromium("--dump-dom", page.as_uri(), tmp_path=tmp_path).stdout
+    dom = chromium("--dump-dom", page.as_uri()).stdout
     assert "<title>ps1 similarity (staff only)</title>" in dom
     assert '<strong id="flagged-count">1</strong>' in dom
     assert dom.count('<section class="pair"') == 1
@@ -331,8 +321,7 @@ def test_similarity_page_renders_in_headless_chromium(copied_class, tmp_path):
     assert "<script" not in dom.lower() and "&lt;script&gt;" in dom
 
     screenshot = tmp_path / "similarity.png"
-    chromium(f"--screenshot={screenshot}", "--window-size=1200,1600", page.as_uri(),
-             tmp_path=tmp_path)
+    chromium(f"--screenshot={screenshot}", "--window-size=1200,1600", page.as_uri())
     from PIL import Image  # matplotlib's own dependency
 
     with Image.open(screenshot) as image:

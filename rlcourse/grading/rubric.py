@@ -111,7 +111,7 @@ def as_records(value, *, what: str, keys, max_elements: int = 1 << 20) -> dict[s
     shape = next(iter(shapes))
     if len(shapes) != 1 or len(shape) != 2 or math.prod(shape) > max_elements:
         raise BadOutput(f"{what} holds arrays of shapes {', '.join(map(str, sorted(shapes)))}",
-                        f"every entry should have the same shape [horizon, batch], as rollout returns")
+                        "every entry should have the same shape [horizon, batch], as rollout returns")
     return records
 
 
