@@ -17,9 +17,10 @@ answers when it is up with the notebook function the code was stuck in, its argu
   call it so (ps1's `train` calls `exact_return`) fail at once too;
 * on other arguments it is tried, since they may finish (a loop reached only for one horizon),
   for at most a call's time even inside a cell; once it has hung twice it is not run again on
-  any arguments. The same goes at once for a
-  function that ran out of memory (MemoryError, or the kernel's memory cgroup killed its worker);
-  a call that merely took its worker down (os._exit) costs only itself, as a restart is cheap.
+  any arguments. A call that raised MemoryError is refused on the same
+  arguments at once; a function whose worker the kernel's memory cgroup killed is refused on any
+  arguments at once (each such kill costs a worker); a call that merely took its worker down
+  (os._exit) costs only itself, as a restart is cheap.
 
 "The same arguments" are each argument's value when it is a plain scalar or string and its shape
 when it is an array (`describe_arguments`): whether a Python loop ends depends on those, not on
@@ -136,9 +137,11 @@ class StudentCode:
                 # The message says where the function it called hung.
                 raise WorkerError("timeout", f"calling {function}: {text[len(NOT_RUN_AGAIN) + 2:]}") from None
             if error.kind == "raised" and text.startswith("MemoryError"):
+                # Refused on these arguments only: the worker is still alive, and other arguments
+                # (another horizon) may well fit, as for a loop reached only for some of them.
                 message = (f"calling {function} ran out of memory ({self.limits.memory_bytes >> 20} MB "
-                           f"allowed); it is not run again")
-                self._refuse_all(function, "raised", message, error.where)
+                           f"allowed); it is not run again on these arguments")
+                self._refused_calls[key] = ("raised", message, error.where)
                 raise WorkerError("raised", message, where=error.where) from None
             if error.kind in ("raised", "not_implemented"):
                 raise WorkerError(error.kind, f"calling {function} raised {error}",

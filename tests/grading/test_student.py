@@ -206,7 +206,7 @@ def test_a_top_level_loop_blames_no_function(tmp_path, launcher):
         student.close()
 
 
-def test_a_call_that_runs_out_of_memory_fails_at_once_later(tmp_path):
+def test_a_call_that_runs_out_of_memory_fails_at_once_on_the_same_arguments(tmp_path):
     launcher = make_launcher(WorkerOptions("numpy", Limits(cell_seconds=5, call_seconds=5,
                                                            memory_bytes=1 << 30)), strategy="fork")
     student, counting = counted_student(tmp_path, launcher, "import numpy as np\n"
@@ -217,8 +217,9 @@ def test_a_call_that_runs_out_of_memory_fails_at_once_later(tmp_path):
             student.call("hog", 8)
         assert "ran out of memory" in str(first.value)
         with pytest.raises(WorkerError) as later:
-            student.call("hog", 1)  # would fit, but the function is not run again
+            student.call("hog", 8)  # the same arguments: refused at once
         assert str(later.value) == str(first.value)
+        assert student.call("hog", 0) == 0.0  # other arguments that fit still run
         assert student.call("fine") == 1
     finally:
         student.close()
