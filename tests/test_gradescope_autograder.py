@@ -208,6 +208,7 @@ def test_without_user_namespaces_grading_falls_back_to_rlimits_and_says_so(autog
     assert "resource limits only" in results["extra_data"]["isolation_reason"]
 
 
+@pytest.mark.install
 def test_setup_sh_installs_a_working_environment(ps1, tmp_path):
     """setup.sh, run as Gradescope runs it but into a fresh virtual environment on this machine
     (SETUP_TARGET): a dependency missing from pyproject.toml or constraints.txt fails here, not
