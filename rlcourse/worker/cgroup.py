@@ -54,22 +54,29 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
-def pids_parent() -> Path | None:
-    """The cgroup directory under which per-worker pids cgroups can be made, if any."""
+def controller_parent(controller: str) -> tuple[Path, str] | None:
+    """(folder, "v1" | "v2"): the cgroup directory under which per-worker cgroups with
+    `controller` ("pids", "memory") can be made, if any."""
     own = _own_paths()
     for mount, kind, options in _mounts():
-        if kind == "cgroup" and "pids" in options and "pids" in own:
-            folder = Path(mount) / own["pids"].lstrip("/")
+        if kind == "cgroup" and controller in options and controller in own:
+            folder, version = Path(mount) / own[controller].lstrip("/"), "v1"
         elif kind == "cgroup2" and "" in own:
-            folder = Path(mount) / own[""].lstrip("/")
+            folder, version = Path(mount) / own[""].lstrip("/"), "v2"
             with contextlib.suppress(OSError):
-                if "pids" not in (folder / "cgroup.subtree_control").read_text().split():
+                if controller not in (folder / "cgroup.subtree_control").read_text().split():
                     continue
         else:
             continue
         if os.access(folder, os.W_OK):
-            return folder
+            return folder, version
     return None
+
+
+def pids_parent() -> Path | None:
+    """The cgroup directory under which per-worker pids cgroups can be made, if any."""
+    found = controller_parent("pids")
+    return found[0] if found else None
 
 
 class PidsCgroup:
@@ -155,20 +162,7 @@ MEMORY_PREFIX = "rlcourse-memory-"
 
 def memory_parent() -> tuple[Path, str] | None:
     """(folder, "v1" | "v2") under which per-worker memory cgroups can be made, if any."""
-    own = _own_paths()
-    for mount, kind, options in _mounts():
-        if kind == "cgroup" and "memory" in options and "memory" in own:
-            folder, version = Path(mount) / own["memory"].lstrip("/"), "v1"
-        elif kind == "cgroup2" and "" in own:
-            folder, version = Path(mount) / own[""].lstrip("/"), "v2"
-            with contextlib.suppress(OSError):
-                if "memory" not in (folder / "cgroup.subtree_control").read_text().split():
-                    continue
-        else:
-            continue
-        if os.access(folder, os.W_OK):
-            return folder, version
-    return None
+    return controller_parent("memory")
 
 
 class MemoryCgroup:
