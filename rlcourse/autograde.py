@@ -169,6 +169,25 @@ def submission_key(found: Found) -> str:
     return "problem:" + hashlib.sha256(found.problem.encode()).hexdigest()
 
 
+def grading_key(assignment: Assignment) -> str:
+    """What decides a grade besides the submission: the graders and the assignment's
+    configuration (graders/<name>/), the release, the oracle (solutions/<name>/), the generic
+    diagnoses and the engine's version. Part of every ledger key, so that fixing a grader or
+    the configuration regrades the class without --force."""
+    from importlib import metadata
+
+    from rlcourse.backends import assignment_fingerprint
+    from rlcourse.diagnoses import GENERIC
+
+    digest = hashlib.sha256(assignment_fingerprint(assignment).encode() + b"\0")
+    folder = assignment.course.root / "solutions" / assignment.name
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    digest.update(GENERIC.read_bytes() + metadata.version("rlcourse").encode())
+    return "grading:" + digest.hexdigest()[:16]
+
+
 # --- the gradebook ------------------------------------------------------------------------------
 def nbgrader_on_path() -> None:
     """nbgrader's Gradebook runs `alembic` by name; make this environment's scripts findable even
@@ -299,7 +318,9 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
     1 = this process; N = N local processes; None = every core); the ledger, the gradebook
     and the outputs are always written here, by this process alone, as each report arrives."""
     from rlcourse.backends import GraderSettings, GradingFailed, Job, make_backend
+    from rlcourse.check import preflight
 
+    preflight(assignment)  # an author's mistake stops the run here, before anything is written
     log = log or (lambda message: print(plain(message), file=sys.stderr))
     outcomes: dict[str, Outcome] = {}
     with class_lock(class_dir, log), contextlib.ExitStack() as stack:
@@ -325,6 +346,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
         gradebook = stack.enter_context(open_gradebook(class_dir.db_url))
         keep = functools.partial(_keep, class_dir, assignment, policy=policy, stamps=stamps,
                                  gradebook=gradebook)
+        grading_by = grading_key(assignment)
         to_grade: list[tuple[Found, str]] = []
         with _progress(len(found), enabled=progress) as advance:
             for entry in found:
@@ -334,7 +356,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
                     outcomes[entry.student] = Outcome(entry.student, _refused(assignment, entry), "refused")
                     advance(entry.student, "refused")
                     continue
-                key = submission_key(entry)
+                key = f"{submission_key(entry)} {grading_by}"
                 saved = read_ledger(class_dir, assignment, entry.student)
                 if saved and saved["key"] == key and not force:
                     status = "unchanged" if saved.get("recorded") else "re-recorded"

@@ -124,7 +124,11 @@ class InProcess:
                 self._grader = Grader(self.assignment, strategy=self.settings.strategy,
                                       isolation=self.settings.isolation,
                                       warm_cache=self.settings.warm_cache, log=self.log)
-            yield job, grade_job(self._grader, job)
+            try:
+                result = grade_job(self._grader, job)
+            except Exception as error:  # noqa: BLE001 - the engine's failure: ungraded, not a zero
+                result = GradingFailed(f"{type(error).__name__}: {error}")
+            yield job, result
 
     def close(self) -> None:
         if self._grader is not None:

@@ -14,8 +14,11 @@ def _grade(options) -> int:
     from rlcourse.grading.report import Report
     from rlcourse.render import print_report
 
+    from rlcourse.check import preflight
+
     course = Course.find()
     assignment = course.assignment(options.assignment)
+    preflight(assignment)  # an author's mistake stops here, before any notebook is graded
     reports = []
     if not options.no_service:
         from rlcourse.service import ask_service
@@ -24,10 +27,15 @@ def _grade(options) -> int:
                              isolation=options.isolation)
         reports = [Report.from_json(data) for data in served]
     if len(reports) < len(options.paths):
-        from rlcourse.grading.pipeline import grade_notebooks
+        from rlcourse.grading.pipeline import NotGraded, grade_notebooks
 
-        reports += grade_notebooks(assignment, options.paths[len(reports):],
-                                   strategy=options.strategy, isolation=options.isolation)
+        try:
+            reports += grade_notebooks(assignment, options.paths[len(reports):],
+                                       strategy=options.strategy, isolation=options.isolation)
+        except NotGraded as error:
+            print(f"rlcourse: not graded (the engine or the graders failed, not the notebook): "
+                  f"{error}", file=sys.stderr)
+            return 1
     if options.json:
         payload = [report.to_json() for report in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
@@ -35,6 +43,21 @@ def _grade(options) -> int:
         for report in reports:
             print_report(report, diagnoses_dir=assignment.grader_dir)
     return 0
+
+
+def _check(options) -> int:
+    """Every check of each assignment; one line per problem, exit status 1 if any."""
+    from rlcourse.check import check
+
+    course = Course.find()
+    failed = False
+    for name in options.assignment or course.assignment_names():
+        problems = check(course.assignment(name), full=not options.quick)
+        for problem in problems:
+            print(f"rlcourse check: {problem}", file=sys.stderr)
+        print(f"{name}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
 
 
 def _serve(options) -> int:
@@ -171,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--no-service", action="store_true",
                        help="grade in this process even if `rlcourse serve` is running")
     grade.set_defaults(run=_grade)
+
+    check = commands.add_parser(
+        "check", help="find an assignment's authoring mistakes before any student is graded")
+    check.add_argument("assignment", nargs="*", help="assignments to check (default: every one)")
+    check.add_argument("--quick", action="store_true",
+                       help="only the checks grading runs first (not the release, bank, oracle "
+                            "and reference run)")
+    check.set_defaults(run=_check)
 
     serve = commands.add_parser(
         "serve", help="keep graders warm so `rlcourse grade` answers in seconds (until Ctrl-C)")

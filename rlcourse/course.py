@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from pathlib import Path
 
-from rlcourse.visibility import FeedbackPolicy, PolicyError
+from rlcourse.config import AssignmentConfig, CourseError, check_release_has_notebook
+from rlcourse.visibility import FeedbackPolicy
 from rlcourse.worker.client import Limits
 
-
-class CourseError(Exception):
-    """The course directory or an assignment's configuration is missing or wrong."""
+__all__ = ["Assignment", "Course", "CourseError"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,19 +79,12 @@ class Course:
         if not spec.is_file():
             known = ", ".join(self.assignment_names()) or "none"
             raise CourseError(f"no assignment {name!r} (known: {known})")
-        data = tomllib.loads(spec.read_text())
-        limits = Limits(**data.get("limits", {}))
-        fixed = frozenset(data.get("limits", {}))
-        skip = data.get("skip_cells", [])
-        if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
-            raise CourseError(f"{spec}: skip_cells must be a list of grade_ids")
-        try:
-            feedback = FeedbackPolicy.from_table(data.get("feedback"), where=f"{spec} [feedback]")
-        except PolicyError as error:
-            raise CourseError(str(error)) from None
-        return Assignment(name=name, notebook=data["notebook"], framework=data["framework"],
-                          course=self, limits=limits, title=data.get("title", ""),
-                          skip_cells=tuple(skip), fixed_limits=fixed, feedback=feedback)
+        config = AssignmentConfig.read(spec)
+        check_release_has_notebook(config, release_dir=self.root / "release" / name, where=str(spec))
+        return Assignment(name=name, notebook=config.notebook, framework=config.framework,
+                          course=self, limits=config.limits, title=config.title,
+                          skip_cells=config.skip_cells, fixed_limits=config.fixed_limits,
+                          feedback=config.feedback)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

@@ -98,8 +98,10 @@ class _Served:
     built from."""
 
     def __init__(self, assignment, strategy: str, isolation: str | None, log):
+        from rlcourse.check import preflight
         from rlcourse.grading.pipeline import Grader
 
+        preflight(assignment)  # an author's mistake stops here, before any notebook is graded
         self.assignment = assignment
         self.fingerprint = self._current_fingerprint()
         self.grader = Grader(assignment, strategy=strategy, isolation=isolation, log=log)
@@ -272,6 +274,10 @@ def run_service(course: Course, *, assignments: list[str] | None, strategy: str,
     """`rlcourse serve`: serve until Ctrl-C or SIGTERM; re-execute itself when graders change."""
     import signal
 
+    from rlcourse.check import preflight
+
+    for name in assignments or course.assignment_names():
+        preflight(course.assignment(name))  # a CourseError: one line, and nothing is served
     try:
         service = GradingService(course, assignments=assignments, strategy=strategy, isolation=isolation)
     except OSError as error:

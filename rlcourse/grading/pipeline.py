@@ -76,6 +76,12 @@ def budget(limits: Limits, measured: dict | None, fixed=frozenset()) -> Limits:
     return dataclasses.replace(limits, **derived)
 
 
+class NotGraded(RuntimeError):
+    """The engine or the graders failed on a submission (no worker could be started, a grader
+    raised or named an undocumented tag): nothing of it is the student's doing, so no score is
+    recorded; the submission stays ungraded with this reason and the next run grades it again."""
+
+
 class Grader:
     """Grades submissions of one assignment; reuse it for a batch so fixed costs are paid once."""
 
@@ -137,14 +143,18 @@ class Grader:
             artifacts = self._collect_artifacts(student)
         finally:
             student.close()
+        if student.engine_failure or internal:
+            for problem in internal:
+                self.log(f"[{Path(path).name}] grader problem: {problem}")
+            raise NotGraded(student.engine_failure or
+                            f"the graders failed ({len(internal)} problem(s), first: "
+                            f"{internal[0].splitlines()[0]})")
         for item in items:
             item.message = self._redact(item.message)
         report = Report(self.assignment.name, Path(path).name, items,
                         errors=[self._redact(text) for text in [*submission.warnings, *student.cell_errors]],
                         sha256=submission.sha256, isolation=self.isolation,
                         confinement=self._launcher.confinement, artifacts=artifacts)
-        for problem in internal:
-            self.log(f"[{Path(path).name}] grader problem: {problem}")
         report.timings = dict(student.timings, total=time.perf_counter() - started)
         return report
 
@@ -241,22 +251,11 @@ class Grader:
         wanted = set(self.assignment.skip_cells)
         if not wanted:
             return frozenset()
-        last_solution, found = -1, {}
-        for position, cell in enumerate(release["cells"]):
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if meta.get("solution"):
-                last_solution = position
-            if meta.get("grade_id") in wanted:
-                found[meta["grade_id"]] = (position, meta)
-        problems = [f"{name} is not a cell of the release" for name in sorted(wanted - set(found))]
-        for name, (position, meta) in sorted(found.items()):
-            if meta.get("solution") or meta.get("grade") or not meta.get("locked"):
-                problems.append(f"{name} is not a locked cell without points")
-            elif position < last_solution:
-                problems.append(f"{name} comes before a solution cell, whose code may use it")
-        if problems:
-            from rlcourse.course import CourseError
+        from rlcourse.check import skip_cell_problems
+        from rlcourse.course import CourseError
 
+        problems = skip_cell_problems(wanted, release["cells"])
+        if problems:
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
 

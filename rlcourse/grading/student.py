@@ -85,6 +85,8 @@ class StudentCode:
         self._memory: MemoryCgroup | None = None
         """The memory cgroup of the current worker, if the machine has one."""
         self.longest = {"cell": 0.0, "call": 0.0}
+        self.engine_failure: str | None = None
+        """Why no worker could be started at all, if so: the engine failed, not the student."""
         self.longest_calls: dict[str, float] = {}
         self._last_seconds = 0.0
         """The longest call of each function (the reference run's set per-function limits)."""
@@ -336,7 +338,9 @@ class StudentCode:
                 self.launcher.restart()
                 worker = self.launcher.launch()
             except Exception as error:  # noqa: BLE001
-                raise WorkerError("worker_crashed", f"no worker could be started ({error})") from None
+                # The engine's failure, not the student's: the grader reports it as such.
+                self.engine_failure = f"no worker could be started ({error})"
+                raise WorkerError("worker_crashed", self.engine_failure) from None
         self._release_memory_group()
         self._memory = MemoryCgroup.for_worker(self.limits.resident_bytes,
                                                getattr(worker, "_cgroup", None))
