@@ -42,7 +42,10 @@ class GradingPlugin:
         return self._student
 
     def pytest_configure(self, config):
+        from rlcourse.grading.fixtures import GraderFixtures
+
         config.addinivalue_line("markers", "item(points, cell, title): one rubric item")
+        config.pluginmanager.register(GraderFixtures.for_config(config), "rlcourse-grader-fixtures")
 
     def pytest_collection_modifyitems(self, items):
         """Items follow the notebook: ordered by the position of the cell they grade."""
