@@ -88,6 +88,9 @@ def render_template(name: str, assignment: Assignment) -> str:
 def build_autograder(assignment: Assignment, *, out: Path) -> Path:
     """Write `out/autograder.zip` for `assignment` and return its path. Entries have a fixed date
     and order, so the same course gives the same bytes."""
+    from rlcourse.check import preflight
+
+    preflight(assignment)  # an author's mistake is found here, not by the class's uploads
     target = Path(out) / "autograder.zip"
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.tmp")

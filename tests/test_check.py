@@ -16,12 +16,12 @@ BIN = Path(sys.executable).parent
 DEMO = ROOT / "demo" / "submitted"
 
 
-def copy_course(target: Path) -> Path:
-    """The course's ps1 (graders, release, source, solutions) in a folder a test may edit."""
+def copy_course(target: Path, name: str = "ps1") -> Path:
+    """The course's `name` (graders, release, source, solutions) in a folder a test may edit."""
     target.mkdir(parents=True)
     shutil.copy(ROOT / "nbgrader_config.py", target)
     for folder in ("graders", "release", "source", "solutions"):
-        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1",
+        shutil.copytree(ROOT / folder / name, target / folder / name,
                         ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
@@ -129,3 +129,48 @@ def test_every_assignment_passes_every_check(name):
     banked tags, a loading oracle, and a reference with full marks."""
     done = rlcourse(ROOT, "check", name)
     assert done.returncode == 0 and done.stdout == f"{name}: ok\n", done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.nbgrader
+def test_a_grader_that_raises_leaves_the_submission_ungraded_and_its_fix_regrades(tmp_path):
+    """A grader bug is never a student's zero: nothing is recorded and the exit status says so;
+    fixing the grader (or the configuration) regrades the class without --force."""
+    from rlcourse.autograde import ClassDirectory, read_ledger
+    from rlcourse.bank import build_submission, load_entries, reference_student
+    from rlcourse.course import Course
+
+    course = copy_course(tmp_path / "course", "ps3")
+    ps3 = Course(course).assignment("ps3")
+    entry = next(e for e in load_entries(ROOT / "tests" / "bank" / "ps3") if e.name == "reference")
+    class_dir = tmp_path / "class"
+    (class_dir / "submitted" / "ada" / "ps3").mkdir(parents=True)
+    (class_dir / "submitted" / "ada" / "ps3" / "ps3.ipynb").write_bytes(
+        build_submission(entry, reference_student(ps3.source_notebook, ps3.release_notebook)))
+    grader = course / "graders" / "ps3" / "test_discounted_returns.py"
+    original = grader.read_text()
+    first_item = original.index("\n    ", original.index("@item("))
+    grader.write_text(original[:first_item] + "\n    raise RuntimeError('a bug in the grader')" +
+                      original[first_item:])
+
+    def autograde():
+        return rlcourse(course, "autograde", "ps3", "--course-dir", class_dir, "--workers", "1",
+                        "--no-similarity")
+
+    broken = autograde()
+    assert broken.returncode == 1 and "1 not graded" in broken.stdout, broken.stdout + broken.stderr
+    assert "a bug in the grader" in broken.stderr
+    assert read_ledger(ClassDirectory(class_dir), ps3, "ada") is None
+    assert not (class_dir / "feedback" / "ada").exists()
+
+    grader.write_text(original)
+    fixed = autograde()
+    assert fixed.returncode == 0 and "1 graded" in fixed.stdout, fixed.stdout + fixed.stderr
+    report = read_ledger(ClassDirectory(class_dir), ps3, "ada")["report"]
+    assert report["score"] == report["max_score"] > 0
+
+    spec = course / "graders" / "ps3" / "assignment.toml"
+    spec.write_text(spec.read_text() + "\n# a changed configuration regrades too\n")
+    again = autograde()
+    assert again.returncode == 0 and "1 graded" in again.stdout, again.stdout + again.stderr
+    assert "unchanged" in autograde().stdout
