@@ -60,6 +60,17 @@ def _check(options) -> int:
     return 1 if failed else 0
 
 
+def _new(options) -> int:
+    from rlcourse.scaffold import new_assignment
+
+    course = Course.find()
+    for path in new_assignment(course, options.assignment, framework=options.framework):
+        print(path.relative_to(course.root))
+    print(f"next: `rlcourse check {options.assignment}`, then make it your own "
+          "(docs/adding-an-assignment.md)")
+    return 0
+
+
 def _serve(options) -> int:
     from rlcourse.service import run_service
 
@@ -202,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only the checks grading runs first (not the release, bank, oracle "
                             "and reference run)")
     check.set_defaults(run=_check)
+
+    new = commands.add_parser(
+        "new", help="scaffold an assignment that passes `rlcourse check` at once")
+    new.add_argument("assignment", help="its name, e.g. ps9")
+    new.add_argument("--framework", choices=("numpy", "jax", "torch"), required=True)
+    new.set_defaults(run=_new)
 
     serve = commands.add_parser(
         "serve", help="keep graders warm so `rlcourse grade` answers in seconds (until Ctrl-C)")
