@@ -27,6 +27,15 @@ SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MU
 SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
 
 
+def grade_id_of(cell) -> str | None:
+    """The grade_id of any notebook's cell (a submission's too, whose metadata may be anything):
+    how a cell is matched to the release's."""
+    metadata = cell.get("metadata") if isinstance(cell, dict) else None
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    return grade_id if isinstance(grade_id, str) and grade_id else None
+
+
 @dataclasses.dataclass(frozen=True)
 class ReleasedCell:
     """One cell of the release, with nbgrader's view of it."""
