@@ -137,15 +137,9 @@ def write_feedback(path: Path, html_text: str) -> Path:
 # --- helpers the batch command uses --------------------------------------------------------------
 def todo_cell_ids(release_notebook: Path) -> set[str]:
     """grade_ids of the cells a student writes (nbgrader solution cells) in the released notebook."""
-    import json
+    from rlcourse.release import Release
 
-    notebook = json.loads(Path(release_notebook).read_text(encoding="utf-8"))
-    ids = set()
-    for cell in notebook.get("cells", []):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "code" and meta.get("solution") and meta.get("grade_id"):
-            ids.add(meta["grade_id"])
-    return ids
+    return Release.read(release_notebook).todo_ids
 
 
 def figure_png(figure, *, dpi: int = 110) -> bytes:
