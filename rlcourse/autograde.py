@@ -215,9 +215,10 @@ def _sqlalchemy_warning():
 def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
     """Create the assignment, its notebook and its cells in the gradebook from the release, as
     `nbgrader generate_assignment` would (nbgrader's own SaveCells preprocessor), if missing."""
-    import nbformat
     from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.preprocessors import SaveCells
+
+    from rlcourse.release import Release
 
     nbgrader_on_path()
     notebook_id = Path(assignment.notebook).stem
@@ -228,9 +229,9 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
             return
         except MissingEntry:
             pass
-    notebook = nbformat.read(assignment.release_notebook, as_version=nbformat.NO_CONVERT)
-    SaveCells().preprocess(notebook, {"nbgrader": {"db_url": db_url, "assignment": assignment.name,
-                                                   "notebook": notebook_id}})
+    SaveCells().preprocess(Release.read(assignment.release_notebook).notebook(),
+                           {"nbgrader": {"db_url": db_url, "assignment": assignment.name,
+                                         "notebook": notebook_id}})
 
 
 def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report | None,

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from pathlib import Path
 
 import nbformat
 
+from rlcourse.release import Release, Source, grade_id_of
 from rlcourse.solutions import load_course_module
-
-SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,14 +61,10 @@ def load_entries(bank_dir: Path) -> list[BankEntry]:
 
 def reference_student(source: Path, release: Path) -> nbformat.NotebookNode:
     """The release notebook with every solution cell answered as the source notebook does."""
-    answers = {}
-    for cell in nbformat.read(source, as_version=4).cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution"):
-            answers[meta["grade_id"]] = SOLUTION_MARKERS.sub("", cell.source)
-    notebook = nbformat.read(release, as_version=4)
+    answers = Source.read(source).answers
+    notebook = Release.read(release).notebook()
     for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        grade_id = grade_id_of(cell)
         if grade_id in answers:
             cell.source = answers[grade_id]
     return notebook
@@ -81,8 +75,7 @@ def build_submission(entry: BankEntry, base: nbformat.NotebookNode) -> bytes:
     if entry.raw is not None:
         return entry.raw
     notebook = copy.deepcopy(base)
-    by_id = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id"): cell
-             for cell in notebook.cells}
+    by_id = {grade_id_of(cell): cell for cell in notebook.cells}
     for grade_id, source in entry.cells.items():
         _cell(by_id, grade_id, entry).source = source
     for grade_id, edits in entry.edits.items():

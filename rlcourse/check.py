@@ -22,57 +22,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from rlcourse.config import CourseError
 from rlcourse.course import Assignment
+from rlcourse.release import Release
 
 CHECK_VERSION = b"rlcourse-check-1\0"
 """Bumped when the quick checks change, so an old verdict is not trusted."""
 
 
-def release_cells(assignment: Assignment) -> list[dict]:
-    """The released notebook's cells (raw JSON), or a CourseError saying what is missing."""
-    path = assignment.release_notebook
+def read_release(assignment: Assignment) -> Release:
+    """The released notebook (rlcourse.release), or a CourseError saying what is missing."""
     try:
-        return nbformat.from_dict(json.loads(path.read_text()))["cells"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CourseError(f"{_shown(assignment, path)}: cannot be read ({error}); "
-                          "run `make release` (nbgrader generate_assignment)") from None
-
-
-def _nbgrader(cell: dict) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta if isinstance(meta, dict) else {}
-
-
-def graded_test_cells(cells: list[dict]) -> dict[str, float]:
-    """Each visible test cell's grade_id and points: the cells items add up to."""
-    from nbgrader.utils import is_grade, is_solution
-
-    return {_nbgrader(cell)["grade_id"]: float(_nbgrader(cell).get("points", 0))
-            for cell in cells if is_grade(cell) and not is_solution(cell)}
-
-
-def skip_cell_problems(skip_cells, cells: list[dict]) -> list[str]:
-    """Why any of `skip_cells` may not be skipped: each must be a locked cell that is neither a
-    solution nor worth points, after the last solution cell, so no student code can need it."""
-    wanted = set(skip_cells)
-    last_solution, found = -1, {}
-    for position, cell in enumerate(cells):
-        meta = _nbgrader(cell)
-        if meta.get("solution"):
-            last_solution = position
-        if meta.get("grade_id") in wanted:
-            found[meta["grade_id"]] = (position, meta)
-    problems = [f"{name} is not a cell of the release" for name in sorted(wanted - set(found))]
-    for name, (position, meta) in sorted(found.items()):
-        if meta.get("solution") or meta.get("grade") or not meta.get("locked"):
-            problems.append(f"{name} is not a locked cell without points")
-        elif position < last_solution:
-            problems.append(f"{name} comes before a solution cell, whose code may use it")
-    return problems
+        return Release.read(assignment.release_notebook)
+    except (OSError, ValueError) as error:
+        raise CourseError(f"{_shown(assignment, assignment.release_notebook)}: cannot be read "
+                          f"({error}); run `make release` (nbgrader generate_assignment)") from None
 
 
 class _Items:
@@ -138,14 +104,14 @@ def quick_problems(assignment: Assignment) -> list[str]:
     """The checks grading runs first: each problem as `file: what to change`."""
     from rlcourse.diagnoses import load_diagnoses
 
-    cells = release_cells(assignment)
+    model = read_release(assignment)
     release = _shown(assignment, assignment.release_notebook)
     spec = _shown(assignment, assignment.grader_dir / "assignment.toml")
     problems = []
     if assignment.skip_cells:
         problems += [f"{spec}: skip_cells: {problem}"
-                     for problem in skip_cell_problems(assignment.skip_cells, cells)]
-    points = graded_test_cells(cells)
+                     for problem in model.skip_cell_problems(set(assignment.skip_cells))]
+    points = {cell.grade_id: cell.points for cell in model.cells if cell.visible_test}
     collected = collect_items(assignment)
     problems += [f"{_shown(assignment, assignment.grader_dir)}: cannot be collected: {error}"
                  for error in collected.errors]
@@ -213,8 +179,8 @@ def release_problems(assignment: Assignment) -> list[str]:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             return [f"{_shown(assignment, assignment.source_notebook)}: nbgrader "
                     f"generate_assignment fails: {last}"]
-        expected = _comparable(json.loads(fresh.read_text())["cells"])
-    actual = _comparable(release_cells(assignment))
+        expected = _comparable(Release.read(fresh).notebook().cells)
+    actual = _comparable(read_release(assignment).notebook().cells)
     if actual != expected:
         differ = next((index for index, (a, b) in enumerate(zip(actual, expected)) if a != b),
                       min(len(actual), len(expected)))
@@ -223,11 +189,9 @@ def release_problems(assignment: Assignment) -> list[str]:
     return []
 
 
-def _comparable(cells: list[dict]) -> list[tuple]:
-    def text(source):
-        return "".join(source) if isinstance(source, list) else source
-
-    return [(cell.get("cell_type"), text(cell.get("source", "")), json.dumps(_nbgrader(cell), sort_keys=True))
+def _comparable(cells) -> list[tuple]:
+    """What nbgrader decides of each cell: its type, its source and its nbgrader metadata."""
+    return [(cell.cell_type, cell.source, json.dumps(cell.metadata.get("nbgrader", {}), sort_keys=True))
             for cell in cells]
 
 

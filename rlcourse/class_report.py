@@ -20,7 +20,7 @@ import math
 import statistics
 from pathlib import Path
 
-from rlcourse.feedback import STYLE, escape, figure_png, fmt_points
+from rlcourse.feedback import figure_png, fmt_points
 from rlcourse.files import write_atomic
 
 CSV_COLUMNS = ("student", "item", "title", "score", "max_score", "passed", "diagnosis")
@@ -162,21 +162,12 @@ def _summary_figure(assignment: str, reports: dict, counts: list[TagCount]) -> b
 
 
 # --- the page ------------------------------------------------------------------------------------
-SUMMARY_STYLE = """
-.stats { display: flex; flex-wrap: wrap; gap: 1rem; }
-.stat { background: var(--paper); border: 1px solid var(--line); border-radius: 8px;
-        padding: .75rem 1.1rem; min-width: 9rem; }
-.stat b { display: block; font-size: 1.6rem; }
-.rate { display: flex; align-items: center; gap: .5rem; min-width: 11rem; }
-.rate .bar { flex: 1; margin: 0; }
-.rate .bar span.low { background: #c53030; }
-td.students { color: var(--muted); font-size: .85rem; min-width: 8rem; overflow-wrap: break-word; }
-.kind { color: var(--muted); font-size: .8rem; }
-"""
-
-
 def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats: list[ItemStats],
                   diagnoses: dict, png: bytes, timings: dict | None = None) -> str:
+    """The page (templates/class_report.html, rlcourse.pages)."""
+    from rlcourse.lateness import format_duration
+    from rlcourse.pages import render
+
     scores = [report.score for report in reports.values()]
     max_score = max((report.max_score for report in reports.values()), default=0.0)
     mean = statistics.mean(scores) if scores else 0.0
@@ -184,92 +175,26 @@ def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats:
     full = sum(1 for report in reports.values() if report.max_score and report.score >= report.max_score)
     with_errors = sum(1 for report in reports.values() if report.errors)
 
-    def stat(label, value, element_id):
-        return f'<div class="stat"><b id="{element_id}">{value}</b>{escape(label)}</div>'
+    overview = [("class-size", len(reports), "students"),
+                ("mean", f"{mean:.1f}", f"mean score (of {fmt_points(max_score)})"),
+                ("median", fmt_points(median), "median score"),
+                ("full-marks", full, "full marks"),
+                ("with-errors", with_errors, "notebooks with errors")]
+    if timings is not None:
+        overview.append(("late", sum(1 for timing in timings.values() if timing.late), "late submissions"))
 
-    item_rows = []
-    for entry in stats:
-        percent = 100.0 * entry.pass_rate
-        low = ' class="low"' if entry.pass_rate < 0.5 else ""
-        item_rows.append(
-            f'<tr data-item="{escape(entry.id)}"><td>{escape(entry.title or entry.id)}<br>'
-            f'<span class="mono">{escape(entry.id)}</span></td><td class="num">{fmt_points(entry.max_score)}</td>'
-            f'<td><div class="rate"><span class="num">{entry.passed} / {entry.graded}</span>'
-            f'<div class="bar" role="img" aria-label="{percent:.0f} percent passed">'
-            f'<span{low} style="width:{percent:.1f}%"></span></div>'
-            f"<span>{percent:.0f}%</span></div></td></tr>")
-
-    tag_rows = []
-    for count in counts:
-        diagnosis = diagnoses.get(count.tag)
-        summary = escape(diagnosis.summary) if diagnosis else '<span class="empty">undocumented tag</span>'
-        fix = escape(diagnosis.fix) if diagnosis else ""
-        kind = ("" if diagnosis is None else
-                "any assignment" if diagnosis.generic else "course misconception")
-        tag_rows.append(
-            f'<tr data-tag="{escape(count.tag)}"><td><span class="tag">{escape(count.tag)}</span>'
-            f'<br><span class="kind">{kind}</span></td>'
-            f'<td class="num">{len(count.students)}</td><td class="num">{count.items}</td>'
-            f"<td>{summary}<br><span class=\"meta\">Fix: {fix}</span></td>"
-            f'<td class="students">{escape(", ".join(count.students))}</td></tr>')
-    tags_table = (
-        '<table id="diagnoses"><thead><tr><th>Tag</th><th>Students</th><th>Items</th>'
-        "<th>What went wrong</th><th>Who</th></tr></thead><tbody>" + "".join(tag_rows)
-        + "</tbody></table>") if tag_rows else '<p class="allpass">✓ No failed items.</p>'
-
-    def late_cells(student):
-        if timings is None:
-            return ""
-        timing = timings.get(student)
-        if timing is None:
-            return "<td></td><td></td>"
-        from rlcourse.lateness import format_duration
-
-        late = format_duration(timing.seconds_late) if timing.late else "on time"
-        if timing.timestamp is None:
-            late = "time unknown"
-        return (f'<td class="late">{escape(late)}</td>'
-                f'<td class="num penalty">{fmt_points(-timing.penalty) if timing.penalty else ""}</td>')
-
-    student_rows = "".join(
-        f'<tr data-student="{escape(student)}"><td>{escape(student)}</td><td class="num">'
-        f'{fmt_points(reports[student].score)} / '
-        f'{fmt_points(reports[student].max_score)}</td>{late_cells(student)}'
-        f'<td class="num">{len(reports[student].failed())}</td>'
-        f"<td>{escape('; '.join(reports[student].errors)[:300])}</td></tr>"
-        for student in sorted(reports))
-    late_heads = "<th>Late</th><th>Late penalty</th>" if timings is not None else ""
-    late_count = (stat("late submissions", sum(1 for t in timings.values() if t.late), "late")
-                  if timings is not None else "")
-
-    image = base64.b64encode(png).decode("ascii")
-    title = f"{assignment}: class report"
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'\">",
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{STYLE}{SUMMARY_STYLE}</style></head>",
-        "<body><main>",
-        f'<header class="page"><div><h1>{escape(title)}</h1>'
-        f'<p class="meta">For TAs: where the class lost points, and which misconceptions to '
-        f"address in section.</p></div></header>",
-        '<h2 id="overview">Overview</h2><div class="stats">',
-        stat("students", len(reports), "class-size"),
-        stat(f"mean score (of {fmt_points(max_score)})", f"{mean:.1f}", "mean"),
-        stat("median score", fmt_points(median), "median"),
-        stat("full marks", full, "full-marks"),
-        stat("notebooks with errors", with_errors, "with-errors"),
-        late_count,
-        "</div>",
-        f'<figure><img src="data:image/png;base64,{image}" alt="score histogram and diagnosis '
-        'counts"><figcaption>Score histogram and diagnosis counts</figcaption></figure>',
-        '<h2 id="misconceptions">Diagnoses, most common first</h2>', tags_table,
-        '<h2 id="pass-rates">Pass rate per item</h2><table id="items-table"><thead><tr>'
-        "<th>Item</th><th>Points</th><th>Passed</th></tr></thead><tbody>",
-        "".join(item_rows), "</tbody></table>",
-        '<h2 id="students">Students</h2><table id="students-table"><thead><tr><th>Student</th>'
-        f"<th>Score</th>{late_heads}<th>Failed items</th><th>Notebook errors</th></tr></thead><tbody>",
-        student_rows, "</tbody></table>",
-        "</main></body></html>", ""])
+    students = []
+    for student in sorted(reports):
+        timing = (timings or {}).get(student)
+        late, penalty = None, ""
+        if timing is not None:
+            late = format_duration(timing.seconds_late) if timing.late else "on time"
+            if timing.timestamp is None:
+                late = "time unknown"
+            penalty = fmt_points(-timing.penalty) if timing.penalty else ""
+        students.append((student, reports[student], late, penalty,
+                         "; ".join(reports[student].errors)[:300]))
+    return render("class_report.html", title=f"{assignment}: class report", stats=overview,
+                  image=base64.b64encode(png).decode("ascii"), timings=timings,
+                  tags=[(count, diagnoses.get(count.tag)) for count in counts], items=stats,
+                  students=students)

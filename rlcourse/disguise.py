@@ -18,6 +18,8 @@ from pathlib import Path
 
 import nbformat
 
+from rlcourse.release import Release, grade_id_of
+
 WORDS = ("acc", "buf", "tmp", "val", "res", "out", "cur", "item", "part", "data", "arr", "nxt")
 
 
@@ -89,7 +91,7 @@ def disguise_notebook(notebook: nbformat.NotebookNode, seed: int, *, answer_ids,
     rng = random.Random(seed)
     notebook = copy.deepcopy(notebook)
     for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        grade_id = grade_id_of(cell)
         if grade_id not in answer_ids:
             continue
         if swap and grade_id == swap[0]:
@@ -104,9 +106,7 @@ def disguise_notebook(notebook: nbformat.NotebookNode, seed: int, *, answer_ids,
 
 def disguised_submission(content: bytes, seed: int, release: Path) -> bytes:
     """A built notebook's bytes, disguised (every answer cell of the release's)."""
-    answer_ids = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                  for cell in nbformat.read(release, as_version=4).cells
-                  if cell.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    answer_ids = Release.read(release).answer_ids
     notebook = disguise_notebook(nbformat.reads(content.decode("utf-8"), as_version=4), seed,
                                  answer_ids=answer_ids)
     return nbformat.writes(notebook).encode("utf-8") + b"\n"

@@ -22,26 +22,24 @@ def write_autograded_notebook(path: Path, *, submitted: Path, assignment: Assign
     from rlcourse.files import write_atomic
 
     from rlcourse.notebook import NotebookProblem, check_structure
+    from rlcourse.release import Release, grade_id_of
 
     try:
         check_structure(Path(submitted).read_text(encoding="utf-8"))  # before nbformat parses it
         notebook = nbformat.read(submitted, as_version=4)
     except (Exception, NotebookProblem):  # noqa: BLE001 - an unreadable submission has no autograded notebook
         return
-    release = nbformat.read(assignment.release_notebook, as_version=4)
-    notebook = clear_untrusted(notebook, release)
-    released = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in release.cells}
+    release = Release.read(assignment.release_notebook)
+    notebook = clear_untrusted(notebook, release.notebook())
     by_cell: dict[str, list] = {}
     for item in report.items:
         by_cell.setdefault(item.cell, []).append(item)
     for index, cell in enumerate(notebook.cells):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        original = released.get(grade_id) if grade_id else None
-        if original is None or not original.metadata["nbgrader"].get("grade"):
-            continue
-        if original.metadata["nbgrader"].get("solution"):
-            continue  # a manually graded answer: the student's text stays
-        restored = nbformat.from_dict(dict(original))
+        grade_id = grade_id_of(cell)
+        original = release.cell(grade_id) if grade_id else None
+        if original is None or not original.visible_test:
+            continue  # not a test cell (a manually graded answer's text stays the student's)
+        restored = release.released_cell(grade_id)
         if restored.cell_type == "code":
             restored.outputs = [nbformat.v4.new_output(
                 "stream", name="stdout", text=_cell_summary(by_cell.get(grade_id, [])))]

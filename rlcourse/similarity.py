@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from nbgrader.utils import is_solution
 
+from rlcourse import release as released
 from rlcourse.autograde import ClassDirectory, find_submissions
 from rlcourse.course import Assignment
 from rlcourse.files import write_atomic
@@ -83,15 +85,10 @@ class Release:
 
     @classmethod
     def read(cls, path: Path) -> "Release":
-        notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-        answers, lines = {}, set()
-        for cell in notebook["cells"]:
-            source = _text(cell.get("source", ""))
-            lines.update(line.strip() for line in source.splitlines() if line.strip())
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if meta.get("solution") and meta.get("grade_id"):
-                answers[meta["grade_id"]] = (cell.get("cell_type"), source)
-        return cls(answers, frozenset(lines))
+        release = released.Release.read(path)
+        answers = {cell.grade_id: (cell.cell_type, cell.source) for cell in release.cells
+                   if cell.solution and cell.grade_id}
+        return cls(answers, frozenset(line.strip() for line in release.lines if line.strip()))
 
     def written(self, grade_id: str | None, source: str) -> str:
         """The lines of `source` a student wrote: not in the released cell it answers (or, for a
@@ -139,11 +136,8 @@ def student_code(student: str, path: Path, release: Release) -> StudentCode:
     # (or raised); an older one has no nbgrader markdown answers worth the upgrade here.
     notebook = json.loads(Path(path).read_bytes())
     for cell in notebook.get("cells", []) if notebook.get("nbformat") == 4 else []:
-        meta = cell.get("metadata") if isinstance(cell, dict) else None
-        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
-        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
-        if isinstance(grade_id, str) and grade_id in release.answers \
-                and cell.get("cell_type") == "markdown":
+        grade_id = released.grade_id_of(cell)
+        if grade_id in release.answers and cell.get("cell_type") == "markdown":
             text = " ".join(release.written(grade_id, _text(cell.get("source", ""))).lower().split())
             sections.append(Section(grade_id, "prose", text))
     return StudentCode(student, tuple(section for section in sections if section.text))
@@ -245,9 +239,8 @@ def independent_solutions(assignment: Assignment) -> dict[str, dict[str, str]]:
     reference = reference_student(assignment.source_notebook, assignment.release_notebook)
     versions: dict[str, dict[str, str]] = {}
     for cell in reference.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
-            versions[grade_id] = {"reference": cell.source}
+        if is_solution(cell):
+            versions[released.grade_id_of(cell)] = {"reference": cell.source}
     families: dict[str, set[str]] = {}  # a public source -> the cells an entry porting it gave
     for entry in load_entries(bank):
         if entry.correct and entry.raw is None:

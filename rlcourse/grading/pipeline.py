@@ -38,7 +38,8 @@ from rlcourse.grading.plugin import GradingPlugin
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
-from rlcourse.notebook import NotebookProblem, is_visible_test_cell, load_submission
+from rlcourse.notebook import NotebookProblem, load_submission
+from rlcourse.release import Release
 from rlcourse.worker.client import Limits, WorkerOptions, make_launcher
 from rlcourse.worker.sandbox import choose_isolation
 
@@ -92,11 +93,11 @@ class Grader:
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.known_tags = set(load_diagnoses(assignment.grader_dir))
         self._catalogue = None
-        release = self._release_notebook()
-        self._cell_order, self._expected_ids = self._release_cells(release)
+        release = Release.read_or_empty(assignment.release_notebook)
+        self._cell_order, self._expected_ids = release.order, release.expected_ids
         self._skip = self._skippable_cells(release)
-        self._given = self._given_cells(release)
-        self._redact = Redactor.for_assignment(assignment)
+        self._given = release.given
+        self._redact = Redactor.for_assignment(assignment, release)
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
         level, why = choose_isolation(isolation)
@@ -224,52 +225,17 @@ class Grader:
         return Report(self.assignment.name, notebook, items, errors=[reason], sha256=digest,
                       isolation=self.isolation, confinement=self._launcher.confinement)
 
-    def _release_notebook(self) -> dict:
-        """The released notebook as JSON, read once per Grader; an empty one if it is missing
-        or unreadable (then no cell is expected, none restored, and none may be skipped)."""
-        try:
-            return json.loads(self.assignment.release_notebook.read_text())
-        except (OSError, ValueError):
-            return {"cells": []}
-
-    def _release_cells(self, release: dict) -> tuple[list[str], set[str]]:
-        """The released notebook's grade_ids in order, and those a submission's run should have
-        (every nbgrader cell but the visible test cells, which are never run)."""
-        order, expected = [], set()
-        for cell in release["cells"]:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if grade_id:
-                order.append(grade_id)
-                if cell["cell_type"] == "code" and not is_visible_test_cell(cell):
-                    expected.add(grade_id)
-        return order, expected
-
-    def _skippable_cells(self, release: dict) -> frozenset[str]:
-        """The assignment's `skip_cells`, checked against the release: each must be a locked
-        cell that is not a solution cell and comes after the last solution cell, so that no
-        student code written in the notebook's own cells can depend on what it defines."""
+    def _skippable_cells(self, release: Release) -> frozenset[str]:
+        """The assignment's `skip_cells`, checked against the release (Release.skip_cell_problems)."""
         wanted = set(self.assignment.skip_cells)
         if not wanted:
             return frozenset()
-        from rlcourse.check import skip_cell_problems
-        from rlcourse.course import CourseError
-
-        problems = skip_cell_problems(wanted, release["cells"])
+        problems = release.skip_cell_problems(wanted)
         if problems:
+            from rlcourse.course import CourseError
+
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
-
-    def _given_cells(self, release: dict) -> dict[str, str]:
-        """Source of every locked code cell of the release that is neither a solution nor a
-        test: the given code (environment, training loop, helpers the graders call)."""
-        given = {}
-        for cell in release["cells"]:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if (cell["cell_type"] == "code" and meta.get("locked") and meta.get("grade_id")
-                    and not meta.get("solution") and not meta.get("grade")):
-                source = cell["source"]
-                given[meta["grade_id"]] = "".join(source) if isinstance(source, list) else source
-        return given
 
     def _as_graded(self, submission):
         """What runs for a submission: its cells in its order, with the given (locked) cells

@@ -10,12 +10,10 @@ resource-limits fallback.
 """
 from __future__ import annotations
 
-import json
-import re
+from rlcourse.release import Release, Source
 
 MIN_LINE_CHARS = 16
 REPLACEMENT = "[hidden]"
-SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
 
 
 class Redactor:
@@ -32,9 +30,10 @@ class Redactor:
         return text
 
     @classmethod
-    def for_assignment(cls, assignment) -> "Redactor":
+    def for_assignment(cls, assignment, release: Release | None = None) -> "Redactor":
         """Lines of the hidden graders, of solutions/<assignment>/, and of the source notebook's
-        solution regions (the given code, which students have anyway, is left out)."""
+        solution regions (the given code, which students have anyway, is left out; `release`,
+        if the caller has read it, saves reading it again)."""
         root = assignment.course.root
         lines = set()
         for folder in (assignment.grader_dir, root / "solutions" / assignment.name):
@@ -42,23 +41,15 @@ class Redactor:
                 if path.suffix in (".py", ".toml", ".json") and path.is_file():
                     lines |= _distinctive(path.read_text(errors="replace"))
         if assignment.source_notebook.is_file():
-            cells = json.loads(assignment.source_notebook.read_text())["cells"]
-            for cell in cells:
-                source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-                for region in SOLUTION_REGION.findall(source):
-                    lines |= _distinctive(region)
-        return cls(lines - _released_lines(assignment))
+            for region in Source.read(assignment.source_notebook).regions:
+                lines |= _distinctive(region)
+        return cls(lines - _released_lines(release or Release.read_or_empty(assignment.release_notebook)))
 
 
 def _distinctive(text: str) -> set[str]:
     return {line.strip() for line in text.splitlines() if len(line.strip()) >= MIN_LINE_CHARS}
 
 
-def _released_lines(assignment) -> set[str]:
+def _released_lines(release: Release) -> set[str]:
     """Lines students already have in the release: quoting them hides nothing."""
-    try:
-        cells = json.loads(assignment.release_notebook.read_text())["cells"]
-    except (OSError, ValueError):
-        return set()
-    text = "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells)
-    return _distinctive(text)
+    return _distinctive("\n".join(release.lines))
