@@ -148,6 +148,7 @@ def full_problems(assignment: Assignment, *, log=None) -> list[str]:
         return problems
     problems += release_problems(assignment)
     problems += bank_problems(assignment)
+    problems += model_tag_problems(assignment)
     try:
         from rlcourse.solutions import load_solution
 
@@ -158,6 +159,30 @@ def full_problems(assignment: Assignment, *, log=None) -> list[str]:
     if not problems:
         problems += reference_problems(assignment, log=log)
     return problems
+
+
+def model_tag_problems(assignment: Assignment) -> list[str]:
+    """Tags the bug models name (`EXPLAIN`'s keys, and the `*_BUGS` collections of `Models`)
+    must be documented too: `Evidence` raises them when a model matches."""
+    from rlcourse.diagnoses import load_diagnoses
+    from rlcourse.solutions import load_course_module
+
+    path = assignment.grader_dir / "misconceptions.py"
+    if not path.is_file():
+        return []
+    try:
+        module = load_course_module(path, f"rlcourse_graders.{assignment.name}.misconceptions")
+    except Exception as error:  # noqa: BLE001 - a module that does not import is the finding
+        return [f"{_shown(assignment, path)}: does not import ({type(error).__name__}: {error})"]
+    tags = set(getattr(module, "EXPLAIN", {}))
+    for name, value in vars(getattr(module, "Models", object)).items():
+        if name.endswith("_BUGS"):
+            for group in (value.values() if isinstance(value, dict) else [value]):
+                tags |= {tag for tag in group if isinstance(tag, str)}
+    documented = set(load_diagnoses(assignment.grader_dir))
+    diagnoses = _shown(assignment, assignment.grader_dir / "diagnoses.toml")
+    return [f"{diagnoses}: tag {tag!r} (a bug model of {_shown(assignment, path)}) is not "
+            "documented; add it with a summary and a fix" for tag in sorted(tags - documented)]
 
 
 def release_problems(assignment: Assignment) -> list[str]:

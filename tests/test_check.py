@@ -174,3 +174,18 @@ def test_a_grader_that_raises_leaves_the_submission_ungraded_and_its_fix_regrade
     again = autograde()
     assert again.returncode == 0 and "1 graded" in again.stdout, again.stdout + again.stderr
     assert "unchanged" in autograde().stdout
+
+
+def test_a_tag_only_a_bug_model_names_must_be_documented_too(tmp_path):
+    """`Evidence` raises the tags of `Models`' bugs: the full check reads them from misconceptions.py."""
+    from rlcourse.check import model_tag_problems
+    from rlcourse.course import Course
+
+    course = copy_course(tmp_path / "course")
+    assert model_tag_problems(Course(course).assignment("ps1")) == []
+    path = course / "graders/ps1/diagnoses.toml"
+    text = path.read_text()
+    start = text.index("[clip_without_min]")
+    path.write_text(text[:start] + text[text.index("\n[", start + 1) + 1:])
+    problems = model_tag_problems(Course(course).assignment("ps1"))
+    assert len(problems) == 1 and problems[0].startswith("graders/ps1/diagnoses.toml: tag 'clip_without_min'")
