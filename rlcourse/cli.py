@@ -11,10 +11,9 @@ from rlcourse.course import Course, CourseError
 
 
 def _grade(options) -> int:
+    from rlcourse.check import preflight
     from rlcourse.grading.report import Report
     from rlcourse.render import print_report
-
-    from rlcourse.check import preflight
 
     course = Course.find()
     assignment = course.assignment(options.assignment)
