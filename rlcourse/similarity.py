@@ -403,10 +403,8 @@ def histogram(scores: np.ndarray, threshold: float) -> list[dict]:
 
 
 def render_page(comparison: Comparison, shown: int = SHOWN_PAIRS) -> str:
-    from jinja2 import Environment, PackageLoader, select_autoescape
+    from rlcourse.pages import render
 
-    environment = Environment(loader=PackageLoader("rlcourse", "templates"),
-                              autoescape=select_autoescape(["html"]))
     flagged = []
     shown_prints: dict = {}
 
@@ -428,8 +426,8 @@ def render_page(comparison: Comparison, shown: int = SHOWN_PAIRS) -> str:
                 pair["prose"] = _highlighted(one[1], other[1])
         flagged.append(pair)
     scores = comparison.scores
-    return environment.get_template("similarity.html").render(
-        assignment=comparison.assignment, threshold=comparison.threshold,
+    return render(
+        "similarity.html", assignment=comparison.assignment, threshold=comparison.threshold,
         students=len(comparison.students), pair_count=len(scores), flagged=flagged, shown=shown,
         flagged_count=comparison.flagged,
         histogram=histogram(scores, comparison.threshold),
