@@ -374,10 +374,11 @@ def write_json(comparison: Comparison, stream: TextIO) -> None:
 
 # --- the page ------------------------------------------------------------------------------------
 def _highlighted(one, other) -> tuple:
-    """Both documents as HTML (escaped by copydetect) with the passages they share marked."""
+    """Both documents with the passages they share marked: copydetect's HTML (escaped by it)
+    where there is a shared passage, else the plain text, which the template escapes."""
     from copydetect.detector import compare_files
     from copydetect.utils import highlight_overlap
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
     _, _, (slices_one, slices_other) = compare_files(one, other)
     marked = []
@@ -387,7 +388,7 @@ def _highlighted(one, other) -> tuple:
                                         escape_html=True)
             marked.append(Markup(html))
         else:
-            marked.append(escape(prints.raw_code))
+            marked.append(prints.raw_code)
     return tuple(marked)
 
 
