@@ -2,8 +2,8 @@
 
 The page shows only what the student may see: the report's fields (scores, messages, diagnosis
 tags), the documented summary and fix of each tag, the student's own TODO cells, and figures
-drawn from the report's artifacts. It never reads grader or solution files, so nothing of the
-hidden tests can reach it. The page is the template templates/feedback.html (rlcourse.pages):
+drawn from the report's artifacts (by `graders/<assignment>/feedback.py`'s `figures`, from the
+report's data alone: no grader or solution text is put on the page). The page is the template templates/feedback.html (rlcourse.pages):
 every string from the report or the submission is HTML-escaped by Jinja2, and a
 Content-Security-Policy forbids scripts and any resource but inline styles and data-URI images,
 so even a mistake in escaping could not run code or fetch anything.

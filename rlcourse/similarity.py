@@ -374,10 +374,11 @@ def write_json(comparison: Comparison, stream: TextIO) -> None:
 
 # --- the page ------------------------------------------------------------------------------------
 def _highlighted(one, other) -> tuple:
-    """Both documents as HTML (escaped by copydetect) with the passages they share marked."""
+    """Both documents with the passages they share marked: copydetect's HTML (escaped by it)
+    where there is a shared passage, else the plain text, which the template escapes."""
     from copydetect.detector import compare_files
     from copydetect.utils import highlight_overlap
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
     _, _, (slices_one, slices_other) = compare_files(one, other)
     marked = []
@@ -387,7 +388,7 @@ def _highlighted(one, other) -> tuple:
                                         escape_html=True)
             marked.append(Markup(html))
         else:
-            marked.append(escape(prints.raw_code))
+            marked.append(prints.raw_code)
     return tuple(marked)
 
 
@@ -403,10 +404,8 @@ def histogram(scores: np.ndarray, threshold: float) -> list[dict]:
 
 
 def render_page(comparison: Comparison, shown: int = SHOWN_PAIRS) -> str:
-    from jinja2 import Environment, PackageLoader, select_autoescape
+    from rlcourse.pages import render
 
-    environment = Environment(loader=PackageLoader("rlcourse", "templates"),
-                              autoescape=select_autoescape(["html"]))
     flagged = []
     shown_prints: dict = {}
 
@@ -428,8 +427,8 @@ def render_page(comparison: Comparison, shown: int = SHOWN_PAIRS) -> str:
                 pair["prose"] = _highlighted(one[1], other[1])
         flagged.append(pair)
     scores = comparison.scores
-    return environment.get_template("similarity.html").render(
-        assignment=comparison.assignment, threshold=comparison.threshold,
+    return render(
+        "similarity.html", assignment=comparison.assignment, threshold=comparison.threshold,
         students=len(comparison.students), pair_count=len(scores), flagged=flagged, shown=shown,
         flagged_count=comparison.flagged,
         histogram=histogram(scores, comparison.threshold),
