@@ -1,5 +1,7 @@
 """Reading submissions: usable notebooks give their code cells; unusable ones give a reason."""
 import json
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -122,3 +124,14 @@ class TestStructureIsBoundedBeforeParsing:
             load_submission(write(tmp_path, notebook_with(cell)))
         with pytest.raises(NotebookProblem, match="cells, more than"):
             load_submission(write(tmp_path, notebook_with(*[code("") for _ in range(5001)])))
+
+
+def test_reading_a_notebook_builds_no_iri_grammar():
+    """nbformat validates with jsonschema, whose releases from 4.24 on import rfc3987-syntax and
+    build its IRI grammar at import: 3 s of CPU in every process that reads a notebook (each
+    rlcourse and nbgrader command). constraints.txt pins jsonschema 4.23.0, which does not."""
+    done = subprocess.run([sys.executable, "-c", "import sys, nbformat\n"
+                           "nbformat.validate(nbformat.v4.new_notebook())\n"
+                           "print(sorted(name for name in sys.modules if name.startswith(('rfc3987', 'lark'))))"],
+                          capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip() == "[]"
