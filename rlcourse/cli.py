@@ -7,18 +7,18 @@ import os
 import sys
 from pathlib import Path
 
-from rlcourse.course import Course, CourseError
+from rlcourse.course.config import Course, CourseError
 
 
 def _grade(options) -> int:
     from rlcourse.grading.report import Report
-    from rlcourse.render import print_report
+    from rlcourse.explain.terminal import print_report
 
     course = Course.find()
     assignment = course.assignment(options.assignment)
     reports = []
     if not options.no_service:
-        from rlcourse.service import ask_service
+        from rlcourse.batch.service import ask_service
 
         served = ask_service(course, assignment.name, options.paths, strategy=options.strategy,
                              isolation=options.isolation)
@@ -38,23 +38,23 @@ def _grade(options) -> int:
 
 
 def _serve(options) -> int:
-    from rlcourse.service import run_service
+    from rlcourse.batch.service import run_service
 
     return run_service(Course.find(), assignments=options.assignment or None,
                        strategy=options.strategy, isolation=options.isolation)
 
 
 def _class_dir(options):
-    from rlcourse.autograde import ClassDirectory
+    from rlcourse.batch.autograde import ClassDirectory
 
     return ClassDirectory((options.course_dir or Course.find().root).resolve())
 
 
 def _autograde(options) -> int:
-    from rlcourse.autograde import autograde
-    from rlcourse.lateness import LatePolicyError
-    from rlcourse.render import print_summary
-    from rlcourse.reporting import write_class_outputs
+    from rlcourse.batch.autograde import autograde
+    from rlcourse.course.lateness import LatePolicyError
+    from rlcourse.explain.terminal import print_summary
+    from rlcourse.report.class_outputs import write_class_outputs
 
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
@@ -76,7 +76,7 @@ def _autograde(options) -> int:
     for label, path in written.items():
         print(f"{label}: {path}")
     if not options.no_similarity:
-        from rlcourse.similarity import write_similarity_report
+        from rlcourse.report.similarity import write_similarity_report
 
         try:  # the grades are recorded by now: a failing report must not look like a failed run
             comparison, path = write_similarity_report(assignment, class_dir)
@@ -89,7 +89,7 @@ def _autograde(options) -> int:
 
 
 def _export(options) -> int:
-    from rlcourse.export import export
+    from rlcourse.report.export import export
 
     assignment = Course.find().assignment(options.assignment)
     print(export(assignment, class_dir=_class_dir(options), format=options.format))
@@ -97,7 +97,7 @@ def _export(options) -> int:
 
 
 def _similarity(options) -> int:
-    from rlcourse.similarity import DEFAULT_THRESHOLD, write_json, write_similarity_report
+    from rlcourse.report.similarity import DEFAULT_THRESHOLD, write_json, write_similarity_report
 
     threshold = DEFAULT_THRESHOLD if options.threshold is None else options.threshold
     if not 0 <= threshold <= 1:
@@ -114,7 +114,7 @@ def _similarity(options) -> int:
 
 
 def _gradescope(options) -> int:
-    from rlcourse.gradescope import build_autograder
+    from rlcourse.batch.gradescope import build_autograder
 
     assignment = Course.find().assignment(options.assignment)
     print(build_autograder(assignment, out=options.out))

@@ -2,7 +2,7 @@
 in the normal path (`rlcourse autograde`, the real CLI) in a class that also holds honest students,
 under bubblewrap and under the rlimits fallback: one batch per isolation level, every attack in it.
 
-An entry has the bank's format (rlcourse.bank: CELLS / EDITS / LOSES) plus optional fields:
+An entry has the bank's format (rlcourse.course.bank: CELLS / EDITS / LOSES) plus optional fields:
 
 * `NEEDS`: the defences its outcome relies on (see `defences`). An entry whose defence this
   machine lacks at that level is left out of the batch, and its test is skipped saying so:
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.bank import build_submission, load_entries, reference_student
-from rlcourse.solutions import load_course_module
+from rlcourse.course.bank import build_submission, load_entries, reference_student
+from rlcourse.course.solutions import load_course_module
 from rlcourse.worker.sandbox import bwrap_status, confinement
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]

@@ -2,7 +2,7 @@
 
 The stages, in order, for each submission:
 
-1. `load`: parse the notebook without running it (`rlcourse.notebook`); a file that cannot be
+1. `load`: parse the notebook without running it (`rlcourse.course.submission`); a file that cannot be
    used becomes a report with every item at 0 and the reason, and the batch goes on.
 2. `run`: `StudentCode` runs the code cells in a worker process (lazily, on the first call).
 3. `grade`: pytest collects `graders/<assignment>/` in this process; every comparison and every
@@ -32,13 +32,13 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.course import Assignment
-from rlcourse.diagnoses import load_diagnoses
+from rlcourse.course.config import Assignment
+from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.grading.plugin import GradingPlugin
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
-from rlcourse.notebook import NotebookProblem, is_visible_test_cell, load_submission
+from rlcourse.course.submission import NotebookProblem, is_visible_test_cell, load_submission
 from rlcourse.worker.client import Limits, WorkerOptions, make_launcher
 from rlcourse.worker.sandbox import choose_isolation
 
@@ -255,7 +255,7 @@ class Grader:
             elif position < last_solution:
                 problems.append(f"{name} comes before a solution cell, whose code may use it")
         if problems:
-            from rlcourse.course import CourseError
+            from rlcourse.course.config import CourseError
 
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
@@ -385,7 +385,7 @@ def assignment_feedback(assignment: Assignment):
     path = assignment.grader_dir / "feedback.py"
     if not path.is_file():
         return None
-    from rlcourse.solutions import load_course_module
+    from rlcourse.course.solutions import load_course_module
 
     return load_course_module(path, f"rlcourse_graders.{assignment.name}.feedback")
 

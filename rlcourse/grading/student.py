@@ -36,7 +36,7 @@ import re
 import shutil
 import time
 
-from rlcourse.notebook import Submission
+from rlcourse.course.submission import Submission
 from rlcourse.worker.cgroup import MemoryCgroup
 from rlcourse.worker.client import WorkerError
 from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG, describe_arguments

@@ -5,7 +5,7 @@ import dataclasses
 import nbformat
 import pytest
 
-from rlcourse.bank import reference_student
+from rlcourse.course.bank import reference_student
 from rlcourse.grading.pipeline import Grader
 from rlcourse.worker.client import Limits
 

@@ -5,7 +5,7 @@ import nbformat
 import pytest
 
 from rlcourse.grading.student import StudentCode
-from rlcourse.notebook import load_submission
+from rlcourse.course.submission import load_submission
 from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher
 
 pytestmark = pytest.mark.slow

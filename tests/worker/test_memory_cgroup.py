@@ -3,7 +3,7 @@ import nbformat
 import pytest
 
 from rlcourse.grading.student import StudentCode
-from rlcourse.notebook import load_submission
+from rlcourse.course.submission import load_submission
 from rlcourse.worker.cgroup import memory_parent, pids_parent
 from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher
 
