@@ -195,7 +195,7 @@ def profile_start() -> dict[str, float]:
     started = time.perf_counter()
     run([sys.executable, "-c", "import rlcourse.cli, rlcourse.grading.pipeline"])
     figures["python start + grader imports (pytest, engine)"] = time.perf_counter() - started
-    code = ("import time; from rlcourse.course.config import Course; from rlcourse.worker.client import "
+    code = ("import time; from rlcourse.course.config import Course; from rlcourse.worker.launchers import "
             "WorkerOptions, make_launcher; a = Course.find().assignment('ps1'); "
             "t = time.perf_counter(); l = make_launcher(WorkerOptions('jax', a.limits)); "
             "w = l.launch(); w.request('run_cell', dict(index=0, source='x = 1'), timeout=60); "

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -11,23 +10,12 @@ from rlcourse.course.config import Course, CourseError
 
 
 def _grade(options) -> int:
-    from rlcourse.grading.report import Report
+    from rlcourse.batch.service import grade
     from rlcourse.explain.terminal import print_report
 
-    course = Course.find()
-    assignment = course.assignment(options.assignment)
-    reports = []
-    if not options.no_service:
-        from rlcourse.batch.service import ask_service
-
-        served = ask_service(course, assignment.name, options.paths, strategy=options.strategy,
-                             isolation=options.isolation)
-        reports = [Report.from_json(data) for data in served]
-    if len(reports) < len(options.paths):
-        from rlcourse.grading.pipeline import grade_notebooks
-
-        reports += grade_notebooks(assignment, options.paths[len(reports):],
-                                   strategy=options.strategy, isolation=options.isolation)
+    assignment = Course.find().assignment(options.assignment)
+    reports = grade(assignment, options.paths, use_service=not options.no_service,
+                    strategy=options.strategy, isolation=options.isolation)
     if options.json:
         payload = [report.to_json() for report in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
@@ -51,7 +39,7 @@ def _class_dir(options):
 
 
 def _autograde(options) -> int:
-    from rlcourse.batch.autograde import autograde
+    from rlcourse.batch.autograde import autograde, tally
     from rlcourse.course.lateness import LatePolicyError
     from rlcourse.explain.terminal import print_summary
     from rlcourse.report.class_outputs import write_class_outputs
@@ -69,9 +57,7 @@ def _autograde(options) -> int:
     print_summary([(outcome.student, outcome.report) for outcome in outcomes],
                   timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
     written = write_class_outputs(assignment, class_dir)
-    counts = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    counts = tally(outcomes)
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
     for label, path in written.items():
         print(f"{label}: {path}")
@@ -130,31 +116,9 @@ def _demo(options) -> int:
 
 def _doctor(options) -> int:
     """Which isolation level grading would use and why, and what else confines each worker."""
-    from rlcourse.worker import landlock
-    from rlcourse.worker.client import workers_may_mount, drops_privileges
-    from rlcourse.worker.sandbox import bwrap_status, choose_isolation, confinement
+    from rlcourse.worker.doctor import findings
 
-    available, reason = bwrap_status()
-    level, why = choose_isolation(options.isolation)
-    print(f"bubblewrap: {'available' if available else 'not available'} ({reason})")
-    print(f"isolation in force: {level} ({why})")
-    abi, covers = landlock.status()
-    if abi:
-        print(f"landlock: {covers}; every worker applies it to itself")
-    else:
-        print(f"landlock: {covers}" + ("; a worker can read and write whatever its user can"
-                                      if level == "rlimits" else ""))
-    print("pids cgroup: " + ("yes (each worker's processes are capped, and all are killed with it)"
-                             if confinement()["pids_cgroup"] else
-                             "no (workers are killed by process group: see docs/threat-model.md)"))
-    print("private mounts: " + ("yes (everything read-only but a tmpfs scratch of fixed size)"
-                                if workers_may_mount(level) else
-                                "no (metadata outside scratch is not protected, and the disk quota "
-                                "is measured: see docs/threat-model.md)"))
-    if level == "rlimits":
-        who = ("an unprivileged user (nobody)" if drops_privileges(level) else
-               "the grader's own user" + (" (root), without any capability" if os.geteuid() == 0 else ""))
-        print(f"workers run as: {who}")
+    print("\n".join(findings(options.isolation)))
     return 0
 
 

@@ -82,7 +82,7 @@ def defences(mode: str) -> set[str]:
     * private_mounts: each worker has a private, read-only view of the mounts and a size-capped
       tmpfs as its scratch folder (rlcourse.worker.confine.private_mounts).
     """
-    from rlcourse.worker.client import workers_may_mount
+    from rlcourse.worker.privileges import workers_may_mount
 
     machine = confinement()
     found = {"process_cap"} if machine["pids_cgroup"] else set()

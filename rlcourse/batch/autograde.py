@@ -277,6 +277,14 @@ class Outcome:
     """When it was submitted against the student's deadline, and the late penalty."""
 
 
+def tally(outcomes: list[Outcome]) -> dict[str, int]:
+    """How many submissions ended in each status; "not graded" makes the run's exit status 1."""
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    return counts
+
+
 @contextlib.contextmanager
 def class_lock(class_dir: ClassDirectory, log):
     class_dir.root.mkdir(parents=True, exist_ok=True)

@@ -93,6 +93,25 @@ def ask_service(course: Course, assignment: str, paths: list[Path], *, strategy:
 
 
 # --- the server side (rlcourse serve) ------------------------------------------------------------
+def grade(assignment, paths: list[Path], *, use_service: bool = True, strategy: str = "fork",
+          isolation: str | None = None) -> list:
+    """Reports for `paths`, in order (`rlcourse grade`): as many as a running service grades,
+    the rest graded in this process, so a service that dies mid-request costs nothing."""
+    from rlcourse.grading.report import Report
+
+    reports = []
+    if use_service:
+        served = ask_service(assignment.course, assignment.name, paths, strategy=strategy,
+                             isolation=isolation)
+        reports = [Report.from_json(data) for data in served]
+    if len(reports) < len(paths):
+        from rlcourse.grading.pipeline import grade_notebooks
+
+        reports += grade_notebooks(assignment, paths[len(reports):], strategy=strategy,
+                                   isolation=isolation)
+    return reports
+
+
 class _Served:
     """One assignment's warm Grader for one (strategy, isolation), and the fingerprint it was
     built from."""

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 from rlcourse.course.visibility import FeedbackPolicy, PolicyError
-from rlcourse.worker.client import Limits
+from rlcourse.worker.limits import Limits
 
 
 class CourseError(Exception):

@@ -2,10 +2,12 @@
 
 The page shows only what the student may see: the report's fields (scores, messages, diagnosis
 tags), the documented summary and fix of each tag, the student's own TODO cells, and figures
-drawn from the report's artifacts. It never reads grader or solution files, so nothing of the
-hidden tests can reach it. Every string from the report or the submission is HTML-escaped, and
-a Content-Security-Policy forbids scripts and any resource but inline styles and data-URI
-images, so even a mistake in escaping could not run code or fetch anything.
+drawn from the report's artifacts. The only course file it loads is the assignment's own
+`graders/<assignment>/feedback.py`, which draws those figures from plain data; it never reads the
+hidden tests or the solutions, so nothing of them can reach the page. Every string from the
+report or the submission is HTML-escaped, and a Content-Security-Policy forbids scripts and any
+resource but inline styles and data-URI images, so even a mistake in escaping could not run code
+or fetch anything.
 """
 from __future__ import annotations
 
@@ -166,7 +168,7 @@ def assignment_figures(assignment, report, *, log=None) -> list[tuple[str, bytes
 
     A figure that cannot be drawn is left out (logged), never an error: the page is still useful
     without it."""
-    from rlcourse.grading.pipeline import assignment_feedback
+    from rlcourse.course.solutions import assignment_feedback
 
     if not report.artifacts:
         return []

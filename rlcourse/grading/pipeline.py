@@ -4,7 +4,8 @@ The stages, in order, for each submission:
 
 1. `load`: parse the notebook without running it (`rlcourse.course.submission`); a file that cannot be
    used becomes a report with every item at 0 and the reason, and the batch goes on.
-2. `run`: `StudentCode` runs the code cells in a worker process (lazily, on the first call).
+2. `run`: `StudentCode` runs the code cells in a worker process, started at once in a background
+   thread while pytest collects the graders; the first call waits for them.
 3. `grade`: pytest collects `graders/<assignment>/` in this process; every comparison and every
    point is decided here, on plain data the worker sent back.
 4. `report`: items, diagnoses, notebook errors, timings.
@@ -34,12 +35,14 @@ import pytest
 
 from rlcourse.course.config import Assignment
 from rlcourse.course.diagnoses import load_diagnoses
+from rlcourse.course.solutions import assignment_feedback
 from rlcourse.grading.plugin import GradingPlugin
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
 from rlcourse.course.submission import NotebookProblem, is_visible_test_cell, load_submission
-from rlcourse.worker.client import Limits, WorkerOptions, make_launcher
+from rlcourse.worker.launchers import WorkerOptions, make_launcher
+from rlcourse.worker.limits import Limits
 from rlcourse.worker.sandbox import choose_isolation
 
 REFERENCE_FACTOR = 10.0
@@ -378,16 +381,6 @@ class Grader:
         self.log(f"{what} the reference in {total:.1f} s (slowest cell {measured['cell']:.1f} s, "
                  f"slowest call {measured['call']:.1f} s)")
         return measured
-
-
-def assignment_feedback(assignment: Assignment):
-    """The assignment's optional `graders/<name>/feedback.py` (figures for feedback pages)."""
-    path = assignment.grader_dir / "feedback.py"
-    if not path.is_file():
-        return None
-    from rlcourse.course.solutions import load_course_module
-
-    return load_course_module(path, f"rlcourse_graders.{assignment.name}.feedback")
 
 
 class _Collector:

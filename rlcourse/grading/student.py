@@ -38,7 +38,7 @@ import time
 
 from rlcourse.course.submission import Submission
 from rlcourse.worker.cgroup import MemoryCgroup
-from rlcourse.worker.client import WorkerError
+from rlcourse.worker.errors import WorkerError
 from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG, describe_arguments
 
 HANGS_BEFORE_ALL = 2

@@ -18,7 +18,7 @@ from rlcourse.course.config import Course
 from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.grading.plugin import GradingPlugin
 from rlcourse.course.solutions import load_course_module, load_solution
-from rlcourse.worker.client import WorkerError
+from rlcourse.worker.errors import WorkerError
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = Course(ROOT)

@@ -7,7 +7,7 @@ import pytest
 
 from rlcourse.course.bank import reference_student
 from rlcourse.grading.pipeline import Grader
-from rlcourse.worker.client import Limits
+from rlcourse.worker.limits import Limits
 
 pytestmark = pytest.mark.slow
 

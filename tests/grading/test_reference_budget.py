@@ -7,7 +7,7 @@ import pytest
 
 from rlcourse.course.config import Course
 from rlcourse.grading.pipeline import FLOOR_SECONDS, REFERENCE_FACTOR, Grader, budget, call_limits
-from rlcourse.worker.client import Limits
+from rlcourse.worker.limits import Limits
 
 
 def test_limits_are_ten_times_the_reference_with_a_floor():

@@ -6,7 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher, wait_for_exit
+from rlcourse.worker.errors import WorkerError
+from rlcourse.worker.launchers import WorkerOptions, make_launcher
+from rlcourse.worker.limits import Limits
+from rlcourse.worker.processes import wait_for_exit
 from rlcourse.worker.sandbox import bwrap_status
 
 pytestmark = pytest.mark.slow
