@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
-from rlcourse.course.config import Course  # noqa: E402
+from rlcourse.course.directory import Course  # noqa: E402
 from rlcourse.demo import STUDENTS, demo_notebooks  # noqa: E402
 
 READABLE = [student for student, entry in STUDENTS.items() if entry != "not_json"]
@@ -195,7 +195,7 @@ def profile_start() -> dict[str, float]:
     started = time.perf_counter()
     run([sys.executable, "-c", "import rlcourse.cli, rlcourse.grading.pipeline"])
     figures["python start + grader imports (pytest, engine)"] = time.perf_counter() - started
-    code = ("import time; from rlcourse.course.config import Course; from rlcourse.worker.launchers import "
+    code = ("import time; from rlcourse.course.directory import Course; from rlcourse.worker.launchers import "
             "WorkerOptions, make_launcher; a = Course.find().assignment('ps1'); "
             "t = time.perf_counter(); l = make_launcher(WorkerOptions('jax', a.limits)); "
             "w = l.launch(); w.request('run_cell', dict(index=0, source='x = 1'), timeout=60); "

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rlcourse.batch.autograde import ClassDirectory
 from rlcourse.course.bank import build_submission, load_entries, reference_student
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.report.similarity import compare_class, render_page, score_pairs, write_json
 
 WORD = re.compile(r"\b[a-z_][a-z0-9_]{2,}\b")

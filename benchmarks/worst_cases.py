@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 import nbformat  # noqa: E402
 
 from rlcourse.course.bank import reference_student  # noqa: E402
-from rlcourse.course.config import Course  # noqa: E402
+from rlcourse.course.directory import Course  # noqa: E402
 from rlcourse.grading.pipeline import Grader  # noqa: E402
 
 SLOWED = '''

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from rlcourse.course.config import Course, CourseError
+from rlcourse.course.directory import Course, CourseError
 
 
 def _grade(options) -> int:

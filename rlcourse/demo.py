@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from rlcourse.course.bank import build_submission, load_entries, reference_student
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.report.disguise import disguised_submission
 
 ASSIGNMENT = "ps1"

@@ -34,7 +34,7 @@ import time
 import warnings
 from pathlib import Path
 
-from rlcourse.course.config import Assignment
+from rlcourse.course.directory import Assignment
 from rlcourse.batch.faults import crash_point
 from rlcourse.course.files import write_atomic
 from rlcourse.grading.report import Report

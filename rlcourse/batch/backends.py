@@ -36,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
-from rlcourse.course.config import Assignment, Course
+from rlcourse.course.directory import Assignment, Course
 from rlcourse.batch.faults import crash_point
 from rlcourse.grading.report import Report
 

@@ -35,7 +35,7 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from rlcourse.course.config import Assignment, Course
+from rlcourse.course.directory import Assignment, Course
 from rlcourse.course.files import write_atomic
 from rlcourse.grading.report import Report
 from rlcourse.course.visibility import FeedbackPolicy, gradescope_visibility

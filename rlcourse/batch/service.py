@@ -44,7 +44,7 @@ import sys
 import threading
 from pathlib import Path
 
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.batch.faults import crash_point
 
 SOCKET_VARIABLE = "RLCOURSE_SERVICE"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlcourse.course.config import Assignment
+from rlcourse.course.directory import Assignment
 from rlcourse.grading.report import Report
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.course.config import Assignment
+from rlcourse.course.directory import Assignment
 from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.course.solutions import assignment_feedback
 from rlcourse.grading.plugin import GradingPlugin
@@ -258,7 +258,7 @@ class Grader:
             elif position < last_solution:
                 problems.append(f"{name} comes before a solution cell, whose code may use it")
         if problems:
-            from rlcourse.course.config import CourseError
+            from rlcourse.course.directory import CourseError
 
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlcourse.batch.autograde import ClassDirectory
-from rlcourse.course.config import Assignment
+from rlcourse.course.directory import Assignment
 
 
 def write_class_outputs(assignment: Assignment, class_dir: ClassDirectory) -> dict[str, Path]:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from rlcourse.batch.autograde import ClassDirectory, read_ledger
-from rlcourse.course.config import Assignment
+from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.grading.report import Report
 

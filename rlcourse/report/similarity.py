@@ -37,7 +37,7 @@ from typing import TextIO
 import numpy as np
 
 from rlcourse.batch.autograde import ClassDirectory, find_submissions
-from rlcourse.course.config import Assignment
+from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.course.submission import NotebookProblem, load_submission
 

@@ -50,7 +50,7 @@ def make_class(folder: Path, students: dict[str, str]) -> Path:
 
 
 def ledger_score(class_dir, student):
-    from rlcourse.course.config import Course
+    from rlcourse.course.directory import Course
 
     entry = read_ledger(ClassDirectory(Path(class_dir)), Course(ROOT).assignment("ps1"), student)
     return entry["report"]["score"]

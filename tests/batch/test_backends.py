@@ -155,7 +155,7 @@ class TestDask:
         the scheduler: with a window of one, nothing is sent while a task is unfinished, and
         every submission is still graded."""
         from rlcourse.batch.backends import Dask, GraderSettings, Job
-        from rlcourse.course.config import Course
+        from rlcourse.course.directory import Course
 
         unfinished_at_send = []
 
@@ -187,7 +187,7 @@ class TestDask:
         with edited graders; it must refuse rather than grade with the old ones."""
         from rlcourse.batch import backends
         from rlcourse.batch.backends import GraderSettings, assignment_fingerprint, grade_on_dask_worker
-        from rlcourse.course.config import Course
+        from rlcourse.course.directory import Course
 
         course = copy_course(tmp_path / "course")
         assignment = Course(course).assignment("ps1")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rlcourse.course.config import Course, CourseError
+from rlcourse.course.directory import Course, CourseError
 from rlcourse.report.export import gradescope_results
 from rlcourse.explain.feedback import render_feedback
 from rlcourse.grading.report import ItemResult, Report

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from rlcourse.batch.autograde import student_id_problem
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.explain.outputs import clear_untrusted, write_autograded_notebook
 from rlcourse.explain.terminal import print_report, print_summary, safe

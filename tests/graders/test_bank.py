@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.course.bank import build_submission, load_entries, reference_student
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.batch.backends import GraderSettings, Job, make_backend
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.grading.plugin import GradingPlugin
 from rlcourse.course.solutions import load_course_module, load_solution

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from rlcourse.course.config import CourseError
+from rlcourse.course.directory import CourseError
 from rlcourse.grading.pipeline import Grader
 from rlcourse.course.submission import load_submission
 

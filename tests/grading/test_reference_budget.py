@@ -5,7 +5,7 @@ import shutil
 import nbformat
 import pytest
 
-from rlcourse.course.config import Course
+from rlcourse.course.directory import Course
 from rlcourse.grading.pipeline import FLOOR_SECONDS, REFERENCE_FACTOR, Grader, budget, call_limits
 from rlcourse.worker.limits import Limits
 
