@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlcourse.batch.autograde import ClassDirectory
+from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
 from rlcourse.report.similarity import compare_class, render_page, score_pairs, write_json

@@ -33,7 +33,7 @@ def _serve(options) -> int:
 
 
 def _class_dir(options):
-    from rlcourse.batch.autograde import ClassDirectory
+    from rlcourse.course.class_directory import ClassDirectory
 
     return ClassDirectory((options.course_dir or Course.find().root).resolve())
 

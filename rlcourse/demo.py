@@ -81,7 +81,7 @@ def prepare_gradebook(class_dir, assignment) -> None:
     class's gradebook (`nbgrader db assignment add ps1 --duedate=...`, `grant_extension`)."""
     from nbgrader.api import Gradebook
 
-    from rlcourse.batch.autograde import ensure_assignment_in_gradebook, nbgrader_on_path
+    from rlcourse.record.gradebook import ensure_assignment_in_gradebook, nbgrader_on_path
 
     nbgrader_on_path()
     ensure_assignment_in_gradebook(class_dir.db_url, assignment)
@@ -97,7 +97,8 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
              workers: int | None = None) -> int:
     """The whole path on the demo class (`demo/`, an nbgrader course directory of its own):
     autograde into its gradebook, feedback pages, the TA report and both exports."""
-    from rlcourse.batch.autograde import ClassDirectory, autograde
+    from rlcourse.batch.autograde import autograde
+    from rlcourse.course.class_directory import ClassDirectory
     from rlcourse.report.export import export
     from rlcourse.explain.terminal import print_report, print_summary
     from rlcourse.report.class_outputs import write_class_outputs

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlcourse.batch.autograde import ClassDirectory
+from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.directory import Assignment
 
 

@@ -14,7 +14,8 @@ import io
 import json
 from pathlib import Path
 
-from rlcourse.batch.autograde import ClassDirectory, read_ledger
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.record.ledger import read_ledger
 from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.grading.report import Report
@@ -39,7 +40,7 @@ def gradebook_totals(class_dir: ClassDirectory, assignment: Assignment) -> dict[
 
 def gradebook_timings(class_dir: ClassDirectory, assignment: Assignment) -> dict:
     """student -> rlcourse.course.lateness.Timing (raw score, penalty, time, deadline) from the gradebook."""
-    from rlcourse.batch.autograde import nbgrader_on_path
+    from rlcourse.record.gradebook import nbgrader_on_path
     from rlcourse.course.lateness import gradebook_timings as read_timings
 
     nbgrader_on_path()

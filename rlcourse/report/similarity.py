@@ -22,6 +22,9 @@ makes a pair. Every pair is scored at once with a sparse product of the fingerpr
 own comparison then marks the matched passages of the pairs shown on the page.
 
 The page, `reports/<assignment>/similarity.html`, names students: reports/ is for staff only.
+
+Over 300 lines on purpose: what counts as a student's own code, its fingerprints, the pairs'
+scores and the page are four short sections of one calibrated method, kept in order here.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from typing import TextIO
 
 import numpy as np
 
-from rlcourse.batch.autograde import ClassDirectory, find_submissions
+from rlcourse.course.class_directory import ClassDirectory, find_submissions
 from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.course.submission import NotebookProblem, load_submission

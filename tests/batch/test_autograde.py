@@ -14,7 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rlcourse.batch.autograde import ClassDirectory, read_ledger
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.record.ledger import read_ledger
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.batch.autograde import ClassDirectory, ensure_assignment_in_gradebook, record_in_gradebook
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.record.gradebook import ensure_assignment_in_gradebook, record_in_gradebook
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.lateness import LatePolicy, LatePolicyError, PerHourPenalty, read_timestamp, timing_of
 

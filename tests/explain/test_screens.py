@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from rich.console import Console
 
-from rlcourse.batch.autograde import student_id_problem
+from rlcourse.course.class_directory import student_id_problem
 from rlcourse.course.directory import Course
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.explain.outputs import clear_untrusted, write_autograded_notebook

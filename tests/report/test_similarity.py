@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rlcourse.batch.autograde import ClassDirectory
+from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.report.disguise import disguise_notebook
 from rlcourse.report.similarity import (DEFAULT_THRESHOLD, Release, boilerplate_hashes, compare_class,
