@@ -354,7 +354,7 @@ def test_no_file_outside_the_scratch_directories_changed(graded):
     new = {path for path in set(now) - set(graded["class_files"])
            if not (Path(path).relative_to(graded["class_dir"]).parts[0] in ("autograded", "feedback")
                    and Path(path).relative_to(graded["class_dir"]).parts[1] in hostile)
-           and not Path(path).relative_to(graded["class_dir"]).parts[0] in ("reports", "exports")
+           and Path(path).relative_to(graded["class_dir"]).parts[0] not in ("reports", "exports")
            and Path(path).name != "grades.csv"}
     assert not changed and not new, (sorted(changed), sorted(new))
 

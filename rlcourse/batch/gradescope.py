@@ -19,8 +19,11 @@ and a 0 with the reason if anything fails, so a student never sees "autograder f
 Gradescope's late due dates and extensions stay Gradescope's: nothing here changes a score for
 lateness.
 
-This module must not import nbgrader (through rlcourse.batch.autograde or rlcourse.report.export): that import
-alone takes seconds, paid again by every upload.
+This module must not import nbgrader (through rlcourse.batch.autograde, rlcourse.record or
+rlcourse.report.export): that import alone takes seconds, paid again by every upload.
+
+Just over 300 lines: building the zip and running inside it are the two halves of one
+contract with Gradescope (the files the zip holds are the ones `run` expects).
 """
 from __future__ import annotations
 

@@ -30,6 +30,8 @@ Protocol, one request per connection, JSON lines:
     replies   {"report": {...}} per notebook in order, then {"done": true};
               or {"stale": reason} / {"error": reason}, after which the caller grades the
               remaining notebooks itself.
+
+Just over 300 lines: the client and the server of one small protocol, read together.
 """
 from __future__ import annotations
 
@@ -92,7 +94,6 @@ def ask_service(course: Course, assignment: str, paths: list[Path], *, strategy:
     return reports
 
 
-# --- the server side (rlcourse serve) ------------------------------------------------------------
 def grade(assignment, paths: list[Path], *, use_service: bool = True, strategy: str = "fork",
           isolation: str | None = None) -> list:
     """Reports for `paths`, in order (`rlcourse grade`): as many as a running service grades,
@@ -112,6 +113,7 @@ def grade(assignment, paths: list[Path], *, use_service: bool = True, strategy: 
     return reports
 
 
+# --- the server side (rlcourse serve) ------------------------------------------------------------
 class _Served:
     """One assignment's warm Grader for one (strategy, isolation), and the fingerprint it was
     built from."""

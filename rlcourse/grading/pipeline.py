@@ -18,6 +18,9 @@ That run is also a self-check: the source notebook must get full marks. Its resu
 a `warmed-<fingerprint>` file, whose fingerprint covers what the run depends on, the course's
 location included (JAX's cache entries do not match in a copied course), so a changed or moved
 course is measured and warmed again.
+
+Over 300 lines on purpose: `Grader` is the stages above in order, with the reference run that
+sets their limits; the stages' own work lives in student.py, plugin.py, given.py and redact.py.
 """
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ class Worker:
             raise WorkerError("worker_crashed", f"the worker was stopped: {error}") from None
         except protocol.WorkerTimeout:
             self.kill()
-            raise WorkerError("timeout", f"no answer within {timeout:g} s; the worker was stopped")
+            raise WorkerError("timeout", f"no answer within {timeout:g} s; the worker was stopped") from None
         except (protocol.WorkerGone, BrokenPipeError, ConnectionResetError):
             notice = self._death_notice()  # before kill(), which would overwrite the exit status
             self.kill()
