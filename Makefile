@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # nbgrader starts alembic and jupyter by name, so the environment's bin/ must be on PATH.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo test test-install test-fast release benchmark clean
+.PHONY: install demo lint test test-install test-fast release benchmark clean
 
 install: $(VENV)/.installed
 
@@ -18,13 +18,19 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 		|| echo "shellcheck could not be installed: the Gradescope scripts' check will fail"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable .
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint]"
 	touch $@
 
 demo: install
 	$(BIN)/rlcourse demo
 
-test: install
+# The stages import one way (import-linter's contracts in pyproject.toml; docs/architecture.md),
+# and ruff finds no mistake. Seconds; `make test` runs it first.
+lint: install
+	$(BIN)/lint-imports
+	$(BIN)/ruff check
+
+test: install lint
 	$(BIN)/python -m pytest -m "not install"
 
 # Installs that take minutes (the Gradescope image's setup.sh into a fresh venv): CI runs them

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
-from rlcourse.course import Course  # noqa: E402
+from rlcourse.course.directory import Course  # noqa: E402
 from rlcourse.demo import STUDENTS, demo_notebooks  # noqa: E402
 
 READABLE = [student for student, entry in STUDENTS.items() if entry != "not_json"]
@@ -195,7 +195,7 @@ def profile_start() -> dict[str, float]:
     started = time.perf_counter()
     run([sys.executable, "-c", "import rlcourse.cli, rlcourse.grading.pipeline"])
     figures["python start + grader imports (pytest, engine)"] = time.perf_counter() - started
-    code = ("import time; from rlcourse.course import Course; from rlcourse.worker.client import "
+    code = ("import time; from rlcourse.course.directory import Course; from rlcourse.worker.launchers import "
             "WorkerOptions, make_launcher; a = Course.find().assignment('ps1'); "
             "t = time.perf_counter(); l = make_launcher(WorkerOptions('jax', a.limits)); "
             "w = l.launch(); w.request('run_cell', dict(index=0, source='x = 1'), timeout=60); "
@@ -217,7 +217,7 @@ if sys.argv[2]:
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
 from jax import monitoring
-from rlcourse.notebook import load_submission
+from rlcourse.course.submission import load_submission
 from rlcourse.worker.server import _transform_cell
 compiling = []
 def listen(event, seconds, **kwargs):
@@ -241,7 +241,7 @@ print(json.dumps(rows))
 
 
 def print_profile(path: Path, report: dict) -> None:
-    from rlcourse.notebook import load_submission
+    from rlcourse.course.submission import load_submission
 
     print("1. Where one submission's time goes (seconds)")
     for label, seconds in profile_start().items():

@@ -14,7 +14,7 @@ What it prints:
 4. a malformed upload (two notebooks), which never starts the student's code.
 
 run_autograder uses this environment's Python (RLCOURSE_PYTHON), as the tests do; setup.sh's
-own install is timed by tests/test_gradescope_autograder.py.
+own install is timed by tests/batch/test_gradescope_autograder.py.
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def main() -> None:
         (autograder / "submission_metadata.json").write_text(json.dumps(
             {"created_at": "2026-12-01T10:00:00-08:00",
              "assignment": {"due_date": "2026-12-10T23:00:00-08:00", "late_due_date": None}}))
-        seconds = timed([sys.executable, "-m", "rlcourse.gradescope", "warm", options.assignment,
+        seconds = timed([sys.executable, "-m", "rlcourse.batch.gradescope", "warm", options.assignment,
                          "--course", str(autograder / "source")], timeout=1800)
         print(f"compilation cache warmed (setup.sh's last step, once per image): {seconds:.1f} s")
 

@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlcourse.autograde import ClassDirectory
-from rlcourse.bank import build_submission, load_entries, reference_student
-from rlcourse.course import Course
-from rlcourse.similarity import compare_class, render_page, score_pairs, write_json
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.course.bank import build_submission, load_entries, reference_student
+from rlcourse.course.directory import Course
+from rlcourse.report.similarity import compare_class, render_page, score_pairs, write_json
 
 WORD = re.compile(r"\b[a-z_][a-z0-9_]{2,}\b")
 KEEP = {"def", "return", "for", "while", "if", "else", "elif", "and", "not", "lambda", "import",

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from rlcourse.bank import reference_student  # noqa: E402
-from rlcourse.course import Course  # noqa: E402
+from rlcourse.course.bank import reference_student  # noqa: E402
+from rlcourse.course.directory import Course  # noqa: E402
 from rlcourse.grading.pipeline import Grader  # noqa: E402
 
 SLOWED = '''

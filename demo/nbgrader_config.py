@@ -6,8 +6,8 @@ c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
 c.CourseDirectory.course_id = "rlcourse-demo"
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
-# The demo's late policy (rlcourse.lateness.PerHourPenalty, nbgrader's LateSubmissionPlugin
+# The demo's late policy (rlcourse.course.lateness.PerHourPenalty, nbgrader's LateSubmissionPlugin
 # interface): 10% of the score per started hour late, at most half of it.
-c.AssignLatePenalties.plugin_class = "rlcourse.lateness.PerHourPenalty"
+c.AssignLatePenalties.plugin_class = "rlcourse.course.lateness.PerHourPenalty"
 c.PerHourPenalty.fraction_per_hour = 0.1
 c.PerHourPenalty.max_fraction = 0.5

@@ -3,38 +3,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-from rlcourse.course import Course, CourseError
+from rlcourse.course.directory import Course, CourseError
 
 
 def _grade(options) -> int:
-    from rlcourse.check import preflight
-    from rlcourse.grading.report import Report
-    from rlcourse.render import print_report
+    from rlcourse.batch.service import grade
+    from rlcourse.explain.terminal import print_report
+    from rlcourse.grading.pipeline import NotGraded
 
-    course = Course.find()
-    assignment = course.assignment(options.assignment)
-    preflight(assignment)  # an author's mistake stops here, before any notebook is graded
-    reports = []
-    if not options.no_service:
-        from rlcourse.service import ask_service
-
-        served = ask_service(course, assignment.name, options.paths, strategy=options.strategy,
-                             isolation=options.isolation)
-        reports = [Report.from_json(data) for data in served]
-    if len(reports) < len(options.paths):
-        from rlcourse.grading.pipeline import NotGraded, grade_notebooks
-
-        try:
-            reports += grade_notebooks(assignment, options.paths[len(reports):],
-                                       strategy=options.strategy, isolation=options.isolation)
-        except NotGraded as error:
-            print(f"rlcourse: not graded (the engine or the graders failed, not the notebook): "
-                  f"{error}", file=sys.stderr)
-            return 1
+    assignment = Course.find().assignment(options.assignment)
+    try:
+        reports = grade(assignment, options.paths, use_service=not options.no_service,
+                        strategy=options.strategy, isolation=options.isolation)
+    except NotGraded as error:
+        print(f"rlcourse: not graded (the engine or the graders failed, not the notebook): "
+              f"{error}", file=sys.stderr)
+        return 1
     if options.json:
         payload = [report.to_json() for report in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
@@ -46,7 +33,7 @@ def _grade(options) -> int:
 
 def _check(options) -> int:
     """Every check of each assignment; one line per problem, exit status 1 if any."""
-    from rlcourse.check import check
+    from rlcourse.batch.check import check
 
     course = Course.find()
     failed = False
@@ -60,7 +47,7 @@ def _check(options) -> int:
 
 
 def _new(options) -> int:
-    from rlcourse.scaffold import new_assignment
+    from rlcourse.course.scaffold import new_assignment
 
     course = Course.find()
     for path in new_assignment(course, options.assignment, framework=options.framework):
@@ -71,23 +58,23 @@ def _new(options) -> int:
 
 
 def _serve(options) -> int:
-    from rlcourse.service import run_service
+    from rlcourse.batch.service import run_service
 
     return run_service(Course.find(), assignments=options.assignment or None,
                        strategy=options.strategy, isolation=options.isolation)
 
 
 def _class_dir(options):
-    from rlcourse.autograde import ClassDirectory
+    from rlcourse.course.class_directory import ClassDirectory
 
     return ClassDirectory((options.course_dir or Course.find().root).resolve())
 
 
 def _autograde(options) -> int:
-    from rlcourse.autograde import autograde
-    from rlcourse.lateness import LatePolicyError
-    from rlcourse.render import print_summary
-    from rlcourse.reporting import write_class_outputs
+    from rlcourse.batch.autograde import autograde, tally
+    from rlcourse.course.lateness import LatePolicyError
+    from rlcourse.explain.terminal import print_summary
+    from rlcourse.report.class_outputs import write_class_outputs
 
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
@@ -102,14 +89,12 @@ def _autograde(options) -> int:
     print_summary([(outcome.student, outcome.report) for outcome in outcomes],
                   timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
     written = write_class_outputs(assignment, class_dir)
-    counts = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    counts = tally(outcomes)
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
     for label, path in written.items():
         print(f"{label}: {path}")
     if not options.no_similarity:
-        from rlcourse.similarity import write_similarity_report
+        from rlcourse.report.similarity import write_similarity_report
 
         try:  # the grades are recorded by now: a failing report must not look like a failed run
             comparison, path = write_similarity_report(assignment, class_dir)
@@ -122,7 +107,7 @@ def _autograde(options) -> int:
 
 
 def _export(options) -> int:
-    from rlcourse.export import export
+    from rlcourse.report.export import export
 
     assignment = Course.find().assignment(options.assignment)
     print(export(assignment, class_dir=_class_dir(options), format=options.format))
@@ -130,7 +115,7 @@ def _export(options) -> int:
 
 
 def _similarity(options) -> int:
-    from rlcourse.similarity import DEFAULT_THRESHOLD, write_json, write_similarity_report
+    from rlcourse.report.similarity import DEFAULT_THRESHOLD, write_json, write_similarity_report
 
     threshold = DEFAULT_THRESHOLD if options.threshold is None else options.threshold
     if not 0 <= threshold <= 1:
@@ -147,7 +132,7 @@ def _similarity(options) -> int:
 
 
 def _gradescope(options) -> int:
-    from rlcourse.gradescope import build_autograder
+    from rlcourse.batch.gradescope import build_autograder
 
     assignment = Course.find().assignment(options.assignment)
     print(build_autograder(assignment, out=options.out))
@@ -163,31 +148,9 @@ def _demo(options) -> int:
 
 def _doctor(options) -> int:
     """Which isolation level grading would use and why, and what else confines each worker."""
-    from rlcourse.worker import landlock
-    from rlcourse.worker.client import workers_may_mount, drops_privileges
-    from rlcourse.worker.sandbox import bwrap_status, choose_isolation, confinement
+    from rlcourse.worker.doctor import findings
 
-    available, reason = bwrap_status()
-    level, why = choose_isolation(options.isolation)
-    print(f"bubblewrap: {'available' if available else 'not available'} ({reason})")
-    print(f"isolation in force: {level} ({why})")
-    abi, covers = landlock.status()
-    if abi:
-        print(f"landlock: {covers}; every worker applies it to itself")
-    else:
-        print(f"landlock: {covers}" + ("; a worker can read and write whatever its user can"
-                                      if level == "rlimits" else ""))
-    print("pids cgroup: " + ("yes (each worker's processes are capped, and all are killed with it)"
-                             if confinement()["pids_cgroup"] else
-                             "no (workers are killed by process group: see docs/threat-model.md)"))
-    print("private mounts: " + ("yes (everything read-only but a tmpfs scratch of fixed size)"
-                                if workers_may_mount(level) else
-                                "no (metadata outside scratch is not protected, and the disk quota "
-                                "is measured: see docs/threat-model.md)"))
-    if level == "rlimits":
-        who = ("an unprivileged user (nobody)" if drops_privileges(level) else
-               "the grader's own user" + (" (root), without any capability" if os.geteuid() == 0 else ""))
-        print(f"workers run as: {who}")
+    print("\n".join(findings(options.isolation)))
     return 0
 
 

@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from rlcourse.bank import build_submission, load_entries, reference_student
-from rlcourse.course import Course
-from rlcourse.disguise import disguised_submission
+from rlcourse.course.bank import build_submission, load_entries, reference_student
+from rlcourse.course.directory import Course
+from rlcourse.report.disguise import disguised_submission
 
 ASSIGNMENT = "ps1"
 STUDENTS = {
@@ -30,7 +30,7 @@ STUDENTS = {
 work, the in-kernel cheat that fools `nbgrader autograde`, a file that is not a notebook, and
 a copy of grace's notebook, disguised (DISGUISED), which the similarity report flags."""
 DISGUISED = {"linus": 1}
-"""Demo student -> seed of rlcourse.disguise: names, comments and layout changed."""
+"""Demo student -> seed of rlcourse.report.disguise: names, comments and layout changed."""
 
 DUE_DATE = "2026-03-02 17:00:00 UTC"
 SUBMITTED_AT = {
@@ -81,7 +81,7 @@ def prepare_gradebook(class_dir, assignment) -> None:
     class's gradebook (`nbgrader db assignment add ps1 --duedate=...`, `grant_extension`)."""
     from nbgrader.api import Gradebook
 
-    from rlcourse.autograde import ensure_assignment_in_gradebook, nbgrader_on_path
+    from rlcourse.record.gradebook import ensure_assignment_in_gradebook, nbgrader_on_path
 
     nbgrader_on_path()
     ensure_assignment_in_gradebook(class_dir.db_url, assignment)
@@ -97,11 +97,12 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
              workers: int | None = None) -> int:
     """The whole path on the demo class (`demo/`, an nbgrader course directory of its own):
     autograde into its gradebook, feedback pages, the TA report and both exports."""
-    from rlcourse.autograde import ClassDirectory, autograde
-    from rlcourse.export import export
-    from rlcourse.render import print_report, print_summary
-    from rlcourse.reporting import write_class_outputs
-    from rlcourse.similarity import write_similarity_report
+    from rlcourse.batch.autograde import autograde
+    from rlcourse.course.class_directory import ClassDirectory
+    from rlcourse.report.export import export
+    from rlcourse.explain.terminal import print_report, print_summary
+    from rlcourse.report.class_outputs import write_class_outputs
+    from rlcourse.report.similarity import write_similarity_report
 
     assignment = course.assignment(ASSIGNMENT)
     class_dir = ClassDirectory(demo_dir(course).parent)

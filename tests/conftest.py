@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.course import Course
+from rlcourse.course.directory import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 

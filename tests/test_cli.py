@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.bank import build_submission, load_entries, reference_student
+from rlcourse.course.bank import build_submission, load_entries, reference_student
 
 ROOT = Path(__file__).resolve().parents[1]
 RLCOURSE = str(Path(sys.executable).with_name("rlcourse"))

@@ -9,7 +9,7 @@ a home of their own whose `nbgrader_config.py` sets `c.CourseDirectory.student_i
 
 Real time does not pass in a test, so the due date is set after the on-time submissions and
 before the late ones: the late students are seconds late, which the per-hour plugin
-(rlcourse.lateness.PerHourPenalty: 10% of the score per started hour) charges as one hour.
+(rlcourse.course.lateness.PerHourPenalty: 10% of the score per started hour) charges as one hour.
 """
 import csv
 import datetime
@@ -68,7 +68,7 @@ class Course:
             'c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}\n'
             "c.ClearHiddenTests.enforce_metadata = True\n"
             f"c.Exchange.root = {str(self.exchange)!r}\n"
-            'c.AssignLatePenalties.plugin_class = "rlcourse.lateness.PerHourPenalty"\n'
+            'c.AssignLatePenalties.plugin_class = "rlcourse.course.lateness.PerHourPenalty"\n'
             "c.PerHourPenalty.fraction_per_hour = 0.1\n"
             "c.PerHourPenalty.max_fraction = 0.5\n")
         self.homes = base / "home"

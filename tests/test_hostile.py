@@ -2,7 +2,7 @@
 in the normal path (`rlcourse autograde`, the real CLI) in a class that also holds honest students,
 under bubblewrap and under the rlimits fallback: one batch per isolation level, every attack in it.
 
-An entry has the bank's format (rlcourse.bank: CELLS / EDITS / LOSES) plus optional fields:
+An entry has the bank's format (rlcourse.course.bank: CELLS / EDITS / LOSES) plus optional fields:
 
 * `NEEDS`: the defences its outcome relies on (see `defences`). An entry whose defence this
   machine lacks at that level is left out of the batch, and its test is skipped saying so:
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.bank import build_submission, load_entries, reference_student
-from rlcourse.solutions import load_course_module
+from rlcourse.course.bank import build_submission, load_entries, reference_student
+from rlcourse.course.solutions import load_course_module
 from rlcourse.worker.sandbox import bwrap_status, confinement
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
@@ -82,7 +82,7 @@ def defences(mode: str) -> set[str]:
     * private_mounts: each worker has a private, read-only view of the mounts and a size-capped
       tmpfs as its scratch folder (rlcourse.worker.confine.private_mounts).
     """
-    from rlcourse.worker.client import workers_may_mount
+    from rlcourse.worker.privileges import workers_may_mount
 
     machine = confinement()
     found = {"process_cap"} if machine["pids_cgroup"] else set()
@@ -363,7 +363,7 @@ def test_no_file_outside_the_scratch_directories_changed(graded):
     new = {path for path in set(now) - set(graded["class_files"])
            if not (Path(path).relative_to(graded["class_dir"]).parts[0] in ("autograded", "feedback")
                    and Path(path).relative_to(graded["class_dir"]).parts[1] in hostile)
-           and not Path(path).relative_to(graded["class_dir"]).parts[0] in ("reports", "exports")
+           and Path(path).relative_to(graded["class_dir"]).parts[0] not in ("reports", "exports")
            and Path(path).name != "grades.csv"}
     assert not changed and not new, (sorted(changed), sorted(new))
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from rlcourse.grading.rubric import BadOutput, Evidence, Failure, fmt, item
-from rlcourse.worker.client import WorkerError
+from rlcourse.worker.errors import WorkerError
 
 CELL = "test_ppo_update"
 STATISTICS = ("clip_fraction", "approx_kl", "entropy")

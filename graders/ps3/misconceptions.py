@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlcourse.grading.rubric import Failure, as_array, fmt
-from rlcourse.worker.client import WorkerError
+from rlcourse.worker.errors import WorkerError
 
 
 class Models:

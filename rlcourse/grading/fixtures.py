@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlcourse.solutions import load_course_module, load_solution
+from rlcourse.course.solutions import load_course_module, load_solution
 
 
 class GraderFixtures:

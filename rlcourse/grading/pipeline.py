@@ -2,9 +2,10 @@
 
 The stages, in order, for each submission:
 
-1. `load`: parse the notebook without running it (`rlcourse.notebook`); a file that cannot be
+1. `load`: parse the notebook without running it (`rlcourse.course.submission`); a file that cannot be
    used becomes a report with every item at 0 and the reason, and the batch goes on.
-2. `run`: `StudentCode` runs the code cells in a worker process (lazily, on the first call).
+2. `run`: `StudentCode` runs the code cells in a worker process, started at once in a background
+   thread while pytest collects the graders; the first call waits for them.
 3. `grade`: pytest collects `graders/<assignment>/` in this process; every comparison and every
    point is decided here, on plain data the worker sent back.
 4. `report`: items, diagnoses, notebook errors, timings.
@@ -17,6 +18,9 @@ That run is also a self-check: the source notebook must get full marks. Its resu
 a `warmed-<fingerprint>` file, whose fingerprint covers what the run depends on, the course's
 location included (JAX's cache entries do not match in a copied course), so a changed or moved
 course is measured and warmed again.
+
+Over 300 lines on purpose: `Grader` is the stages above in order, with the reference run that
+sets their limits; the stages' own work lives in student.py, plugin.py, given.py and redact.py.
 """
 from __future__ import annotations
 
@@ -32,15 +36,17 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.course import Assignment
-from rlcourse.diagnoses import load_diagnoses
+from rlcourse.course.directory import Assignment
+from rlcourse.course.diagnoses import load_diagnoses
+from rlcourse.course.solutions import assignment_feedback
 from rlcourse.grading.plugin import GradingPlugin
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
-from rlcourse.notebook import NotebookProblem, load_submission
-from rlcourse.release import Release
-from rlcourse.worker.client import Limits, WorkerOptions, make_launcher
+from rlcourse.course.release import Release
+from rlcourse.course.submission import NotebookProblem, load_submission
+from rlcourse.worker.launchers import WorkerOptions, make_launcher
+from rlcourse.worker.limits import Limits
 from rlcourse.worker.sandbox import choose_isolation
 
 REFERENCE_FACTOR = 10.0
@@ -232,7 +238,7 @@ class Grader:
             return frozenset()
         problems = release.skip_cell_problems(wanted)
         if problems:
-            from rlcourse.course import CourseError
+            from rlcourse.course.directory import CourseError
 
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
@@ -343,16 +349,6 @@ class Grader:
         self.log(f"{what} the reference in {total:.1f} s (slowest cell {measured['cell']:.1f} s, "
                  f"slowest call {measured['call']:.1f} s)")
         return measured
-
-
-def assignment_feedback(assignment: Assignment):
-    """The assignment's optional `graders/<name>/feedback.py` (figures for feedback pages)."""
-    path = assignment.grader_dir / "feedback.py"
-    if not path.is_file():
-        return None
-    from rlcourse.solutions import load_course_module
-
-    return load_course_module(path, f"rlcourse_graders.{assignment.name}.feedback")
 
 
 class _Collector:

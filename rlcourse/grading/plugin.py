@@ -15,7 +15,7 @@ import pytest
 
 from rlcourse.grading.report import ItemResult
 from rlcourse.grading.rubric import Failure
-from rlcourse.worker.client import WorkerError
+from rlcourse.worker.errors import WorkerError
 
 INTERNAL_ERROR_MESSAGE = ("The grader failed on this item; this is not your fault. "
                           "The course staff will regrade it by hand.")

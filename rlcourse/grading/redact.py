@@ -10,7 +10,7 @@ resource-limits fallback.
 """
 from __future__ import annotations
 
-from rlcourse.release import Release, Source
+from rlcourse.course.release import Release, Source
 
 MIN_LINE_CHARS = 16
 REPLACEMENT = "[hidden]"

@@ -1,9 +1,8 @@
 """A graded submission as data: item scores, diagnoses, and notebook-level errors.
 
-`Report.to_json()` is the contract of `rlcourse grade --json` (see docs/ARCHITECTURE.md in the
-design notes): `{"assignment", "score", "max_score", "items": [{"id", "score", "max_score",
-"passed", "message", "diagnosis"}], "errors": [...]}`. Extra keys are added beside these, never
-instead of them.
+`Report.to_json()` is the contract of `rlcourse grade --json` (see docs/architecture.md):
+`{"assignment", "score", "max_score", "items": [{"id", "score", "max_score", "passed", "message",
+"diagnosis"}], "errors": [...]}`. Extra keys are added beside these, never instead of them.
 """
 from __future__ import annotations
 

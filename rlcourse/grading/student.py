@@ -28,6 +28,9 @@ the numbers inside arrays a jit trace never sees. A ps1 notebook whose `exact_re
 forever took 15 minutes (the whole budget) before these rules: every cell and item that used it
 waited out its limit. Now it costs two cell limits, and every item that does not need
 `exact_return` grades in full.
+
+Over 300 lines on purpose: `StudentCode` is one object whose restart, hang and refusal rules
+depend on each other; split, each rule would be read without the others it relies on.
 """
 from __future__ import annotations
 
@@ -36,9 +39,9 @@ import re
 import shutil
 import time
 
-from rlcourse.notebook import Submission
+from rlcourse.course.submission import Submission
 from rlcourse.worker.cgroup import MemoryCgroup
-from rlcourse.worker.client import WorkerError
+from rlcourse.worker.errors import WorkerError
 from rlcourse.worker.server import HUNG, NOT_RUN_AGAIN, WATCHDOG, describe_arguments
 
 HANGS_BEFORE_ALL = 2

@@ -70,7 +70,7 @@ def _fail(what: str) -> ConfinementError:
 def confine(spec: dict) -> None:
     """Apply a worker's confinement, described by the grader in plain data:
 
-    * `limits`: a dict of rlcourse.worker.client.Limits fields;
+    * `limits`: a dict of rlcourse.worker.limits.Limits fields;
     * `cgroup_fd`: a descriptor open on the worker's cgroup.procs, or None;
     * `network`: "leave" to enter a private network namespace where allowed, or None;
     * `landlock`: None, or the arguments of rlcourse.worker.sandbox.landlock_rules (`scratch`,

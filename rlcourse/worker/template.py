@@ -16,7 +16,7 @@ import signal
 import socket
 
 from rlcourse.worker import protocol, server
-from rlcourse.worker.client import kill_process_group
+from rlcourse.worker.processes import kill_process_group
 from rlcourse.worker.frameworks import framework_named
 
 

@@ -95,7 +95,7 @@ def enumerate_episodes(theta, horizon: int, *, behaviour_theta=None) -> tuple[di
     records = {key: np.zeros((horizon, n), dtype=dtype) for key, dtype in (
         ("observation", np.int32), ("action", np.int32), ("reward", np.float64),
         ("active", bool), ("terminated", bool), ("truncated", bool))}
-    for column, (start, cells, actions, rewards, reached) in enumerate(paths):
+    for column, (_start, cells, actions, rewards, reached) in enumerate(paths):
         steps = len(actions)
         final_cell = move(cells[-1], actions[-1])[0]
         records["observation"][:, column] = final_cell

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.bank import build_submission, load_entries, reference_student
-from rlcourse.course import Course
-from rlcourse.backends import GraderSettings, Job, make_backend
+from rlcourse.course.bank import build_submission, load_entries, reference_student
+from rlcourse.course.directory import Course
+from rlcourse.batch.backends import GraderSettings, Job, make_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = Course(ROOT)
@@ -55,7 +55,7 @@ def test_bank_has_correct_and_buggy_entries(name):
 @pytest.mark.parametrize("name", sorted(BANKS))
 def test_every_misconception_tag_has_a_buggy_entry(name):
     """Does each documented misconception of the assignment have a submission that shows it?"""
-    from rlcourse.diagnoses import load_diagnoses
+    from rlcourse.course.diagnoses import load_diagnoses
 
     documented = {tag for tag, d in load_diagnoses(COURSE.assignment(name).grader_dir).items()
                   if not d.generic}

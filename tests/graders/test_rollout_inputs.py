@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlcourse.course import Course
-from rlcourse.diagnoses import load_diagnoses
+from rlcourse.course.directory import Course
+from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.grading.plugin import GradingPlugin
-from rlcourse.solutions import load_course_module, load_solution
-from rlcourse.worker.client import WorkerError
+from rlcourse.course.solutions import load_course_module, load_solution
+from rlcourse.worker.errors import WorkerError
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = Course(ROOT)

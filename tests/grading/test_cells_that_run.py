@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from rlcourse.course import CourseError
+from rlcourse.course.directory import CourseError
 from rlcourse.grading.pipeline import Grader
-from rlcourse.notebook import load_submission
+from rlcourse.course.submission import load_submission
 
 
 def grader_skipping(assignment, *cells):

@@ -7,7 +7,7 @@ import pytest
 
 from rlcourse.grading.given import shadowing
 from rlcourse.grading.pipeline import Grader
-from rlcourse.notebook import NotebookProblem, load_submission
+from rlcourse.course.submission import NotebookProblem, load_submission
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ import dataclasses
 import nbformat
 import pytest
 
-from rlcourse.bank import reference_student
+from rlcourse.course.bank import reference_student
 from rlcourse.grading.pipeline import Grader
-from rlcourse.worker.client import Limits
+from rlcourse.worker.limits import Limits
 
 pytestmark = pytest.mark.slow
 

@@ -5,9 +5,9 @@ import shutil
 import nbformat
 import pytest
 
-from rlcourse.course import Course
+from rlcourse.course.directory import Course
 from rlcourse.grading.pipeline import FLOOR_SECONDS, REFERENCE_FACTOR, Grader, budget, call_limits
-from rlcourse.worker.client import Limits
+from rlcourse.worker.limits import Limits
 
 
 def test_limits_are_ten_times_the_reference_with_a_floor():

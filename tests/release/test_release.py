@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rlcourse.course import Course
+from rlcourse.course.directory import Course
 
 SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
 COURSE = Course(Path(__file__).resolve().parents[2])

@@ -5,7 +5,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from rlcourse.course import Course
+from rlcourse.course.directory import Course
 
 COURSE = Course(Path(__file__).resolve().parents[2])
 

@@ -3,7 +3,7 @@ JAX reference solution (the second check)."""
 import numpy as np
 import pytest
 
-from rlcourse.solutions import load_solution
+from rlcourse.course.solutions import load_solution
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 exact = load_solution(ROOT, "ps1", "exact")

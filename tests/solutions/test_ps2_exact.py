@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from rlcourse.solutions import load_solution
+from rlcourse.course.solutions import load_solution
 
 ROOT = Path(__file__).resolve().parents[2]
 exact = load_solution(ROOT, "ps2", "exact")

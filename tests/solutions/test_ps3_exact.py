@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlcourse.solutions import load_course_module, load_solution
+from rlcourse.course.solutions import load_course_module, load_solution
 
 ROOT = Path(__file__).resolve().parents[2]
 exact = load_solution(ROOT, "ps3", "exact")

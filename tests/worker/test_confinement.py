@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from rlcourse.worker import confine, landlock
-from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher
+from rlcourse.worker.errors import WorkerError
+from rlcourse.worker.launchers import WorkerOptions, make_launcher
+from rlcourse.worker.limits import Limits
 from rlcourse.worker.sandbox import bwrap_status, confinement
 
 pytestmark = pytest.mark.slow
@@ -390,14 +392,14 @@ def test_the_kernel_caps_a_worker_s_disk_even_for_unlinked_fallocated_files(stra
 
 def test_the_fallback_without_its_floor_refuses_unless_the_instructor_allows_it(monkeypatch):
     """No private mounts and no unprivileged user: a worker would own the grader's files."""
-    from rlcourse.worker import client
+    from rlcourse.worker import privileges
 
-    monkeypatch.setattr(client.confine, "can_mount", lambda: False)
-    monkeypatch.setattr(client, "drops_privileges", lambda isolation: False)
-    monkeypatch.delenv(client.ALLOW_UNCONFINED, raising=False)
-    with pytest.raises(client.NoFloor, match="RLCOURSE_ALLOW_UNCONFINED=1"):
+    monkeypatch.setattr(privileges.confine, "can_mount", lambda: False)
+    monkeypatch.setattr(privileges, "drops_privileges", lambda isolation: False)
+    monkeypatch.delenv(privileges.ALLOW_UNCONFINED, raising=False)
+    with pytest.raises(privileges.NoFloor, match="RLCOURSE_ALLOW_UNCONFINED=1"):
         make_launcher(WorkerOptions("numpy", LIMITS, isolation="rlimits"), strategy="spawn")
-    monkeypatch.setenv(client.ALLOW_UNCONFINED, "1")
+    monkeypatch.setenv(privileges.ALLOW_UNCONFINED, "1")
     launcher = make_launcher(WorkerOptions("numpy", LIMITS, isolation="rlimits"), strategy="spawn")
     assert launcher.confinement["private_mounts"] is False
     launcher.close()

@@ -3,9 +3,11 @@ import nbformat
 import pytest
 
 from rlcourse.grading.student import StudentCode
-from rlcourse.notebook import load_submission
+from rlcourse.course.submission import load_submission
 from rlcourse.worker.cgroup import memory_parent, pids_parent
-from rlcourse.worker.client import Limits, WorkerError, WorkerOptions, make_launcher
+from rlcourse.worker.errors import WorkerError
+from rlcourse.worker.launchers import WorkerOptions, make_launcher
+from rlcourse.worker.limits import Limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     memory_parent() is None or pids_parent() is None,

@@ -1,7 +1,7 @@
 """The score cannot depend on what a worker says about itself (issue 6, point 5).
 
 A fake worker (a thread speaking the wire format of rlcourse.worker.protocol over a socketpair)
-sends every kind of bad reply to a real `rlcourse.worker.client.Worker`, and through it to
+sends every kind of bad reply to a real `rlcourse.worker.handle.Worker`, and through it to
 `rlcourse.grading.student.StudentCode`: malformed JSON, oversized lengths, wrong types, NaN,
 extra and missing fields, replies to other requests, replies sent twice, arrays whose header
 lies, dicts pretending to be arrays. Each must surface as a `WorkerError` with a clear message
@@ -21,7 +21,9 @@ import pytest
 
 from rlcourse.grading.student import StudentCode
 from rlcourse.worker import protocol
-from rlcourse.worker.client import Limits, Worker, WorkerError
+from rlcourse.worker.errors import WorkerError
+from rlcourse.worker.handle import Worker
+from rlcourse.worker.limits import Limits
 
 NO_SCRATCH = Path(tempfile.gettempdir()) / "rlcourse-fake-worker-has-no-scratch"
 LIMITS = Limits(reply_bytes=1 << 20, call_seconds=2.0, cell_seconds=2.0)

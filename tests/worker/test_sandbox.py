@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.worker.client import Limits, WorkerOptions, make_launcher
+from rlcourse.worker.launchers import WorkerOptions, make_launcher
+from rlcourse.worker.limits import Limits
 from rlcourse.worker.sandbox import bwrap_status, choose_isolation
 
 ROOT = Path(__file__).resolve().parents[2]

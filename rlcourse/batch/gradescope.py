@@ -1,0 +1,320 @@
+"""Gradescope's autograder: the zip Gradescope installs once, and what it runs on every upload.
+
+`build_autograder` (`rlcourse gradescope psN`) writes `autograder.zip` as Gradescope's autograder
+specification asks: `setup.sh` and `run_autograder` at its root, beside the course itself (the
+engine, `nbgrader_config.py`, and the assignment's graders, oracle, instructor notebook and
+release). Gradescope unpacks the zip into `/autograder/source/`, runs `setup.sh` there once when it
+builds its image, and for every upload runs `run_autograder`, which calls `run` here:
+
+1. `find`:  the one notebook in `/autograder/submission/` (at any depth); none, several, a link or
+            one too large to grade becomes a report with every item at 0 and the reason;
+2. `grade`: the same `Grader` (worker sandbox, hidden pytest items, redaction) as everywhere else;
+3. `write`: `/autograder/results/results.json`, one test per hidden item, each shown when the
+            assignment's feedback policy says (rlcourse.course.visibility, in Gradescope's own
+            `visibility` values). `/autograder/submission_metadata.json` says whether the upload
+            came after the deadline, when the policy's after-due view applies at once.
+
+A results.json is always written: a provisional 0 before grading starts (replaced when it ends),
+and a 0 with the reason if anything fails, so a student never sees "autograder failed" alone.
+Gradescope's late due dates and extensions stay Gradescope's: nothing here changes a score for
+lateness.
+
+This module must not import nbgrader (through rlcourse.batch.autograde, rlcourse.record or
+rlcourse.report.export): that import alone takes seconds, paid again by every upload.
+
+Just over 300 lines: building the zip and running inside it are the two halves of one
+contract with Gradescope (the files the zip holds are the ones `run` expects).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import stat
+import sys
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+from rlcourse.course.directory import Assignment, Course
+from rlcourse.course.files import write_atomic
+from rlcourse.grading.report import Report
+from rlcourse.course.visibility import FeedbackPolicy, gradescope_visibility
+
+TEMPLATES = Path(__file__).with_name("gradescope_files")
+MAX_UPLOAD_BYTES = 25 * 2**20
+"""Largest notebook the autograder grades. A ps1 notebook with its figures is under 2 MB; parsing
+a much larger one costs memory Gradescope's container may not have."""
+IGNORED_PARTS = ("__MACOSX",)
+"""Folders of an upload that are never the submission (macOS's zip resource forks); hidden files
+and folders (`.ipynb_checkpoints/`, `._ps1.ipynb`) are ignored too."""
+SKIPPED_IN_ZIP = ("__pycache__", ".rlcourse-cache")
+
+
+class UploadProblem(Exception):
+    """The upload holds no single notebook to grade; the message says why, for the student."""
+
+
+# --- building the zip ---------------------------------------------------------------------------
+def course_files(assignment: Assignment) -> list[tuple[Path, str]]:
+    """(file, name in the zip) for everything the autograder needs: the engine, the course's
+    configuration and pinned environment, and this assignment's graders, oracle, instructor
+    notebook and release. Nothing of other assignments, no caches, no gradebook."""
+    root = assignment.course.root
+    engine = Path(__file__).resolve().parents[1]
+    files = [(root / name, name) for name in ("nbgrader_config.py", "pyproject.toml", "constraints.txt")]
+    folders = [(engine, "rlcourse")]
+    folders += [(root / kind / assignment.name, f"{kind}/{assignment.name}")
+                for kind in ("graders", "solutions", "source", "release")]
+    for folder, prefix in folders:
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder} is missing: the autograder needs it")
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if path.is_file() and not path.is_symlink() and not set(relative.parts) & set(SKIPPED_IN_ZIP):
+                files.append((path, f"{prefix}/{relative.as_posix()}"))
+    return files
+
+
+def render_template(name: str, assignment: Assignment) -> str:
+    import jinja2
+
+    # Bash's ${#array[@]} would open a Jinja comment: comments get a marker shell never uses.
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                                     undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                                     comment_start_string="{##", comment_end_string="##}")
+    return environment.get_template(name).render(assignment=assignment.name)
+
+
+def build_autograder(assignment: Assignment, *, out: Path) -> Path:
+    """Write `out/autograder.zip` for `assignment` and return its path. Entries have a fixed date
+    and order, so the same course gives the same bytes."""
+    from rlcourse.batch.check import preflight
+
+    preflight(assignment)  # an author's mistake is found here, not by the class's uploads
+    target = Path(out) / "autograder.zip"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.tmp")
+
+    def add(archive, name: str, data: bytes, mode: int) -> None:
+        info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = (stat.S_IFREG | mode) << 16
+        archive.writestr(info, data)
+
+    with zipfile.ZipFile(temporary, "w") as archive:
+        for script in ("setup.sh", "run_autograder"):
+            add(archive, script, render_template(script, assignment).encode(), 0o755)
+        for path, name in course_files(assignment):
+            add(archive, name, path.read_bytes(), 0o644)
+    os.replace(temporary, target)
+    return target
+
+
+# --- at grading time ----------------------------------------------------------------------------
+def find_notebook(submission: Path) -> Path:
+    """The one `.ipynb` file of an upload, at any depth; UploadProblem when there is none, more
+    than one, or it is a link. Links are never followed: a notebook that points at the
+    autograder's own files would have them graded, and perhaps quoted back."""
+    found, links, others = [], [], []
+    for folder, dirs, files in os.walk(submission):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in IGNORED_PARTS)
+        for name in sorted(files):
+            path = Path(folder) / name
+            shown = path.relative_to(submission).as_posix()
+            if name.startswith("."):
+                continue
+            if not name.lower().endswith(".ipynb"):
+                others.append(shown)
+            elif path.is_symlink() or not path.is_file():
+                links.append(shown)
+            else:
+                found.append(path)
+    if links:
+        raise UploadProblem(f"{', '.join(links)} is a link or special file, not a notebook: "
+                            "upload the .ipynb file itself")
+    if len(found) > 1:
+        names = ", ".join(sorted(path.relative_to(submission).as_posix() for path in found))
+        raise UploadProblem(f"the upload holds {len(found)} notebooks ({names}); upload exactly one")
+    if not found:
+        archives = [name for name in others if name.lower().endswith((".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"))]
+        if archives:
+            raise UploadProblem(f"no notebook (.ipynb) was uploaded, only the archive {', '.join(archives)}: "
+                                "upload the .ipynb file itself")
+        listing = f" (the upload holds: {', '.join(others[:10])})" if others else " (the upload is empty)"
+        raise UploadProblem(f"no notebook (.ipynb) was uploaded{listing}")
+    notebook = found[0]
+    size = notebook.stat().st_size
+    if size > MAX_UPLOAD_BYTES:
+        raise UploadProblem(f"{notebook.name} is {size / 2**20:.0f} MB, more than the "
+                            f"{MAX_UPLOAD_BYTES / 2**20:.0f} MB this autograder grades: clear the "
+                            "outputs (Kernel > Restart Kernel and Clear All Outputs), save, and upload again")
+    return notebook
+
+
+def _utc(text) -> datetime.datetime | None:
+    """An ISO 8601 time as Gradescope writes it, as naive UTC (how rlcourse.course.visibility compares)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment
+
+
+def after_deadline(metadata: dict | None) -> bool:
+    """Whether the upload came after the last moment anyone may submit: Gradescope's late due
+    date if the assignment has one, else its due date (the moment Gradescope's own
+    `after_due_date` waits for). False when unknown: Gradescope then decides by the clock."""
+    if not isinstance(metadata, dict):
+        return False
+    assignment = metadata.get("assignment") if isinstance(metadata.get("assignment"), dict) else {}
+    created = _utc(metadata.get("created_at"))
+    deadline = _utc(assignment.get("late_due_date")) or _utc(assignment.get("due_date"))
+    return created is not None and deadline is not None and created >= deadline
+
+
+def read_metadata(path: Path) -> dict | None:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def results_json(report: Report, *, policy: FeedbackPolicy, late: bool, seconds: float,
+                 isolation_reason: str = "", upload_problem: str | None = None) -> dict:
+    """One graded upload as Gradescope's results.json.
+
+    Each hidden item is a test: its title and points visible when the policy shows items, its
+    message and diagnosis when it shows everything. Gradescope's visibility belongs to a whole
+    test, so when the policy shows the messages later than the points, what went wrong is a test
+    of its own worth 0 points. `late`: the upload came after the deadline, so what the policy
+    shows after it is visible now. An unusable upload's reason is always shown: it says nothing
+    about the graders."""
+
+    def when(what: str) -> str:
+        visibility = gradescope_visibility(policy, what)
+        return "visible" if late and visibility == "after_due_date" else visibility
+
+    items_when, full_when, score_when = when("items"), when("full"), when("score")
+    tests = []
+    for number, item in enumerate(report.items, 1):
+        name = f"{item.id}: {item.title}" if item.title else item.id
+        output = "Passed." if item.passed else f"{item.message}\nDiagnosis: {item.diagnosis}"
+        tags = [item.diagnosis] if item.diagnosis else []
+        test = {"name": name, "number": str(number), "score": item.score, "max_score": item.max_score,
+                "status": "passed" if item.passed else "failed", "visibility": items_when}
+        if full_when == items_when:
+            test.update(output=output, tags=tags)
+        tests.append(test)
+        if full_when != items_when and not item.passed and full_when != "hidden":
+            tests.append({"name": f"{name} (what went wrong)", "number": f"{number}.1", "score": 0.0,
+                          "max_score": 0.0, "output": output, "tags": tags, "visibility": full_when})
+    notes = []
+    if upload_problem:
+        notes.append(f"This upload could not be graded: {upload_problem}")
+    elif report.errors and full_when != "hidden":
+        text = "\n".join(f"- {error}" for error in report.errors)
+        if full_when == "visible":
+            notes.append("Notes on your notebook:\n" + text)
+        else:  # the top-level output has no visibility of its own: the notes wait with the messages
+            tests.append({"name": "Notes on your notebook", "number": str(len(report.items) + 1),
+                          "score": 0.0, "max_score": 0.0, "output": text, "visibility": full_when})
+    results = {"score": report.score, "execution_time": round(seconds), "tests": tests,
+               # the total is a grade: when the policy never shows it, staff publish it
+               "visibility": "after_published" if score_when == "hidden" else score_when,
+               "stdout_visibility": "hidden",
+               "extra_data": {"isolation": report.isolation, "isolation_reason": isolation_reason,
+                              "confinement": dict(report.confinement), "sha256": report.sha256,
+                              "max_score": report.max_score, "late": late,
+                              "timings": {key: round(value, 3) for key, value in report.timings.items()}}}
+    if notes:
+        results["output"] = "\n".join(notes)
+    return results
+
+
+def failure_results(reason: str) -> dict:
+    """What a student sees when the autograder itself could not finish: 0 and what to do."""
+    return {"score": 0.0, "output": f"The autograder could not grade this upload: {reason}. "
+                                    "Your course staff can see why; upload again or ask them.",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
+def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict:
+    """Grade the upload in `autograder/submission/` and write `autograder/results/results.json`;
+    return what was written. Never raises for anything the upload or the engine does."""
+    from rlcourse.grading.pipeline import Grader
+    from rlcourse.worker.sandbox import choose_isolation
+
+    started = time.monotonic()
+    autograder = Path(autograder)
+    results_path = autograder / "results" / "results.json"
+    write_atomic(results_path, json.dumps(failure_results(
+        "it did not finish (the grading run was stopped, perhaps by Gradescope's time limit)")))
+    try:
+        assignment = Course((autograder / "source").resolve()).assignment(assignment_name)
+        late = after_deadline(read_metadata(autograder / "submission_metadata.json"))
+        try:
+            notebook, problem = find_notebook(autograder / "submission"), None
+        except UploadProblem as error:
+            notebook, problem = None, str(error)
+        _, isolation_reason = choose_isolation()
+        with Grader(assignment, warm_cache=problem is None) as grader:
+            if problem is None:
+                report = grader.grade(notebook)
+                problem = _unreadable_reason(report)
+            else:
+                report = grader.unreadable(problem, notebook=assignment.notebook)
+        results = results_json(report, policy=assignment.feedback, late=late,
+                               seconds=time.monotonic() - started,
+                               isolation_reason=isolation_reason, upload_problem=problem)
+    except Exception as error:  # noqa: BLE001 - whatever it was, the student gets a result
+        traceback.print_exc()
+        results = failure_results(f"an internal error ({type(error).__name__})")
+    write_atomic(results_path, json.dumps(results, indent=2))
+    print(f"rlcourse: {results_path}: {results['score']} points in "
+          f"{time.monotonic() - started:.1f} s", file=sys.stderr)
+    return results
+
+
+def _unreadable_reason(report: Report) -> str | None:
+    """The reason a notebook could not be graded at all (every item `unreadable_notebook`)."""
+    if report.items and all(item.diagnosis == "unreadable_notebook" for item in report.items):
+        return report.errors[0] if report.errors else report.items[0].message
+    return None
+
+
+def warm(assignment_name: str, *, course_root: Path) -> None:
+    """Fill JAX's compilation cache with the reference's programs (setup.sh, once per image), so
+    each upload does not pay for it."""
+    from rlcourse.grading.pipeline import Grader
+
+    with Grader(Course(Path(course_root).resolve()).assignment(assignment_name), warm_cache=True):
+        pass
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rlcourse.batch.gradescope",
+                                     description="What Gradescope's autograder runs (see run_autograder).")
+    parser.add_argument("action", choices=("run", "warm"))
+    parser.add_argument("assignment")
+    parser.add_argument("--autograder", type=Path, default=Path("/autograder"),
+                        help="Gradescope's autograder folder (default: /autograder)")
+    parser.add_argument("--course", type=Path, default=None,
+                        help="the unpacked zip, for warm (default: AUTOGRADER/source)")
+    options = parser.parse_args(argv)
+    if options.action == "warm":
+        warm(options.assignment, course_root=options.course or options.autograder / "source")
+        return 0
+    run(options.assignment, autograder=options.autograder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

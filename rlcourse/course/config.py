@@ -1,0 +1,119 @@
+"""An assignment's `assignment.toml`, read into a typed, frozen model, and the one error every
+course mistake raises.
+
+A course author's mistake (a misspelt key, a limit given as a string, a framework the worker
+does not know, a notebook name that is not in the release) must stop the engine before it
+grades anyone, with one line that names the file, the key and what is allowed: read as a
+plain dict, such a mistake became a `TypeError` deep in the worker's limits, or every student's
+zero. Every check here raises `CourseError`, which the command line prints as one line.
+"""
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import attrs
+
+from rlcourse.course.visibility import FeedbackPolicy, PolicyError
+from rlcourse.worker.limits import Limits
+from rlcourse.worker.frameworks import FRAMEWORKS
+
+
+class CourseError(Exception):
+    """The course directory or an assignment's configuration is missing or wrong: the author's
+    mistake, never a student's. The command line shows it as one line and grades nothing."""
+
+
+KEYS = {"title": "a string", "notebook": "a file name ending in .ipynb",
+        "framework": f"one of {', '.join(sorted(FRAMEWORKS))}",
+        "skip_cells": "a list of grade_ids", "limits": "a table", "feedback": "a table"}
+"""The keys `assignment.toml` may hold, and what each must be."""
+REQUIRED = ("notebook", "framework")
+
+
+def limit_kinds() -> dict[str, type]:
+    """Each limit `[limits]` may set, and its type (whole numbers for bytes and counts)."""
+    return {field.name: type(field.default) for field in dataclasses.fields(Limits)}
+
+
+@attrs.frozen
+class AssignmentConfig:
+    """What `graders/<name>/assignment.toml` declares, checked."""
+
+    notebook: str
+    """File name of the notebook students submit (as in release/<name>/)."""
+    framework: str
+    """Array library student functions use: one of rlcourse.worker.frameworks.FRAMEWORKS."""
+    title: str = ""
+    limits: Limits = Limits()
+    fixed_limits: frozenset[str] = frozenset()
+    """The limits the file sets; the time limits it leaves out are derived from the reference."""
+    skip_cells: tuple[str, ...] = ()
+    feedback: FeedbackPolicy = FeedbackPolicy()
+
+    @classmethod
+    def read(cls, path: Path) -> "AssignmentConfig":
+        """The file at `path` as a model, or a CourseError naming the file, key and remedy."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as error:
+            raise CourseError(f"{path}: not valid TOML ({error})") from None
+        return cls.from_table(data, where=str(path))
+
+    @classmethod
+    def from_table(cls, data: dict, *, where: str) -> "AssignmentConfig":
+        unknown = sorted(set(data) - set(KEYS))
+        if unknown:
+            raise CourseError(f"{where}: unknown key {', '.join(map(repr, unknown))} "
+                              f"(allowed: {', '.join(KEYS)})")
+        missing = [key for key in REQUIRED if key not in data]
+        if missing:
+            raise CourseError(f"{where}: {missing[0]!r} is missing; it must be {KEYS[missing[0]]}")
+        for key in ("title", "notebook", "framework"):
+            if key in data and not isinstance(data[key], str):
+                raise CourseError(f"{where}: {key} = {data[key]!r}; it must be {KEYS[key]}")
+        if not data["notebook"].endswith(".ipynb") or "/" in data["notebook"]:
+            raise CourseError(f"{where}: notebook = {data['notebook']!r}; it must be {KEYS['notebook']}")
+        if data["framework"] not in FRAMEWORKS:
+            raise CourseError(f"{where}: framework = {data['framework']!r}; it must be "
+                              f"{KEYS['framework']}")
+        skip = data.get("skip_cells", [])
+        if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
+            raise CourseError(f"{where}: skip_cells must be a list of grade_ids")
+        for key in ("limits", "feedback"):
+            if not isinstance(data.get(key, {}), dict):
+                raise CourseError(f"{where}: {key} must be a table ([{key}])")
+        limits = read_limits(data.get("limits", {}), where=f"{where} [limits]")
+        try:
+            feedback = FeedbackPolicy.from_table(data.get("feedback"), where=f"{where} [feedback]")
+        except PolicyError as error:
+            raise CourseError(str(error)) from None
+        return cls(notebook=data["notebook"], framework=data["framework"],
+                   title=data.get("title", ""), limits=limits,
+                   fixed_limits=frozenset(data.get("limits", {})), skip_cells=tuple(skip),
+                   feedback=feedback)
+
+
+def read_limits(table: dict, *, where: str) -> Limits:
+    """`[limits]` as `Limits`: known names only, positive numbers of the right kind."""
+    kinds = limit_kinds()
+    for key, value in table.items():
+        if key not in kinds:
+            raise CourseError(f"{where}: unknown limit {key!r} (allowed: {', '.join(kinds)})")
+        whole = kinds[key] is int
+        allowed = (int,) if whole else (int, float)
+        if isinstance(value, bool) or not isinstance(value, allowed) or value <= 0:
+            what = "a positive whole number" if whole else "a positive number of seconds"
+            raise CourseError(f"{where}: {key} = {value!r}; it must be {what}")
+    return Limits(**{key: kinds[key](value) for key, value in table.items()})
+
+
+def check_release_has_notebook(config: AssignmentConfig, *, release_dir: Path, where: str) -> None:
+    """A notebook name that is not in the released folder would make every submission look
+    misnamed (each student's zero): refuse it, naming the notebooks the release holds."""
+    if release_dir.is_dir() and not (release_dir / config.notebook).is_file():
+        present = sorted(path.name for path in release_dir.glob("*.ipynb"))
+        raise CourseError(f"{where}: notebook = {config.notebook!r} is not in {release_dir}/ "
+                          f"(it holds: {', '.join(present) or 'no notebook'})")

@@ -1,0 +1,174 @@
+"""A student's feedback page: one self-contained HTML file per graded notebook.
+
+The page shows only what the student may see: the report's fields (scores, messages, diagnosis
+tags), the documented summary and fix of each tag, the student's own TODO cells, and figures
+drawn from the report's artifacts. The only course file it loads is the assignment's own
+`graders/<assignment>/feedback.py`, which draws those figures from the report's plain data; it
+never reads the hidden tests or the solutions, so nothing of them can reach the page. The page is
+the template templates/feedback.html (rlcourse.explain.pages): every string from the report or
+the submission is HTML-escaped by Jinja2, and a Content-Security-Policy forbids scripts and any
+resource but inline styles and data-URI images, so even a mistake in escaping could not run code
+or fetch anything.
+"""
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+from rlcourse.course.files import write_atomic
+from rlcourse.explain.pages import points as fmt_points
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_CELL_CHARS = 20_000
+"""A TODO cell longer than this is cut on the page (the notebook itself is the full record)."""
+
+
+def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str],
+                    diagnoses: dict, figures: list[tuple[str, bytes]],
+                    assignment_title: str = "", timing=None, level: str = "full") -> str:
+    """The feedback page for one graded notebook, as a self-contained HTML string.
+
+    `submission_cells` are the student's code cells (`rlcourse.course.submission.CodeCell`); only those
+    whose `grade_id` is in `todo_ids` are shown. `diagnoses` maps tag → `Diagnosis`; `figures`
+    are `(title, PNG bytes)`. `level` is how much the student may see (rlcourse.course.visibility:
+    none, score, items, full); the page shows the report only through `student_view`.
+    `timing` (rlcourse.course.lateness.Timing) adds when it was submitted and any late penalty.
+    """
+    from rlcourse.course.visibility import shows, student_view
+    from rlcourse.explain.pages import render
+
+    report = student_view(report, level=level)
+    score, penalty, percent = report.score, 0.0, 0.0
+    if score is not None:
+        penalty = timing.penalty if timing is not None else 0.0
+        if penalty:
+            score = max(0.0, score - penalty)
+        percent = 100.0 * score / report.max_score if report.max_score else 0.0
+    withheld = {"none": "Your results are not available yet.",
+                "score": "Only your total is shown for now; the items will follow.",
+                "items": "Each item's points are shown for now; what went wrong in each will follow."}
+    return render("feedback.html", report=report, student=student, assignment_title=assignment_title,
+                  score=score, penalty=penalty, percent=percent, bar=max(0.0, min(percent, 100.0)),
+                  timing=timing, timing_rows=_timing_rows(timing, show_points=shows(level, "score")),
+                  withheld=withheld.get(level, ""), show_items=shows(level, "items"),
+                  show_full=shows(level, "full"), cards=_cards(report, diagnoses) if shows(level, "full") else [],
+                  figures=_figures(figures) if shows(level, "full") else [],
+                  code=_code(report, submission_cells, todo_ids), max_cell_chars=MAX_CELL_CHARS,
+                  anchor=_anchor)
+
+
+def write_feedback(path: Path, html_text: str) -> Path:
+    """Write the page atomically: a reader sees the old page or the new one, never a partial one."""
+    return write_atomic(path, html_text.encode("utf-8"))
+
+
+# --- helpers the batch command uses --------------------------------------------------------------
+def todo_cell_ids(release_notebook: Path) -> set[str]:
+    """grade_ids of the cells a student writes (nbgrader solution cells) in the released notebook."""
+    from rlcourse.course.release import Release
+
+    return Release.read(release_notebook).todo_ids
+
+
+def figure_png(figure, *, dpi: int = 110) -> bytes:
+    """A matplotlib Figure as PNG bytes (Agg, no pyplot state)."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def assignment_figures(assignment, report, *, log=None) -> list[tuple[str, bytes]]:
+    """PNG figures from `graders/<assignment>/feedback.py`'s `figures(report.artifacts)`.
+
+    A figure that cannot be drawn is left out (logged), never an error: the page is still useful
+    without it."""
+    from rlcourse.course.solutions import assignment_feedback
+
+    if not report.artifacts:
+        return []
+    try:
+        module = assignment_feedback(assignment)
+        drawn = module.figures(report.artifacts) if module and hasattr(module, "figures") else []
+    except Exception as error:  # noqa: BLE001 - a grader's drawing bug must not stop a batch
+        if log:
+            log(f"feedback figures not drawn: {type(error).__name__}: {error}")
+        return []
+    pngs = []
+    for title, figure in drawn:
+        try:
+            pngs.append((str(title), figure_png(figure)))
+        except Exception as error:  # noqa: BLE001
+            if log:
+                log(f"feedback figure {title!r} not drawn: {type(error).__name__}: {error}")
+    return pngs
+
+
+# --- what the page shows -------------------------------------------------------------------------
+def _timing_rows(timing, *, show_points: bool) -> list[tuple[str, str]]:
+    """When the notebook was submitted against the student's deadline, and what lateness cost."""
+    if timing is None:
+        return []
+    from rlcourse.course.lateness import format_duration, iso
+
+    rows = [("Submitted", iso(timing.timestamp) or "time unknown")]
+    if timing.deadline is not None:
+        due = iso(timing.deadline)
+        if timing.extension:
+            due += f" (with an extension of {format_duration(timing.extension.total_seconds())})"
+        rows.append(("Due", due))
+        rows.append(("Late", format_duration(timing.seconds_late) if timing.late else "no, on time"))
+    if show_points and timing.late:
+        rows.append(("Late penalty", f"{fmt_points(timing.penalty)} points"))
+    return rows
+
+
+def _cards(report, diagnoses: dict) -> list[dict]:
+    """One card per failed item; a tag is explained on its first card, the next ones point there
+    (a tag often fails several items of one function)."""
+    cards = []
+    explained: dict[str, dict] = {}  # tag -> the card that explains it
+    for item in report.failed():
+        card = {"item": item, "anchor": _anchor(item.id), "diagnosis": None, "explained_at": None}
+        diagnosis = diagnoses.get(item.diagnosis) if item.diagnosis else None
+        if diagnosis is not None and item.diagnosis in explained:
+            first = explained[item.diagnosis]["item"]
+            card.update(explained_at=_anchor(first.id), explained_title=first.title or first.id)
+        elif diagnosis is not None:
+            explained[item.diagnosis] = card
+            card["diagnosis"] = diagnosis
+        cards.append(card)
+    return cards
+
+
+def _figures(figures) -> list[tuple[str, str]]:
+    """(title, base64 PNG) of each figure that is PNG bytes: nothing else can be smuggled into
+    a data URI."""
+    return [(title, base64.b64encode(bytes(png)).decode("ascii")) for title, png in figures or []
+            if isinstance(png, (bytes, bytearray)) and bytes(png).startswith(PNG_SIGNATURE)]
+
+
+def _code(report, submission_cells, todo_ids) -> list[dict]:
+    """The student's TODO cells, each with the points of the test cell that grades it."""
+    blocks = []
+    for cell in [cell for cell in submission_cells or [] if cell.grade_id in (todo_ids or ())]:
+        related = [item for item in report.items if item.cell == f"test_{cell.grade_id}"]
+        blocks.append({"cell": cell, "source": cell.source[:MAX_CELL_CHARS],
+                       "cut": len(cell.source) > MAX_CELL_CHARS,
+                       "got": sum(item.score for item in related),
+                       "out_of": sum(item.max_score for item in related) if related else None})
+    return blocks
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+
+def _anchor(item_id: str) -> str:
+    return "item-" + re.sub(r"[^A-Za-z0-9_.-]", "-", str(item_id))
+

@@ -1,0 +1,105 @@
+"""The files a graded submission leaves for people: the autograded notebook and the feedback page.
+
+Both are rebuilt from a report (the ledger's), never by grading again. Neither contains hidden
+grader source or solutions: the autograded notebook is the student's own notebook with the
+released test cells put back, each showing the results of the hidden items it stands for; the
+feedback page shows the report, the student's own code and figures drawn from the report's data.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlcourse.course.directory import Assignment
+from rlcourse.grading.report import Report
+
+
+def write_autograded_notebook(path: Path, *, submitted: Path, assignment: Assignment, report: Report) -> None:
+    """The submission with nbgrader's test cells restored from the release (as nbgrader's own
+    OverwriteCells does), each with the hidden items' results as its output, so formgrader shows
+    every item under the cell whose points it adds up to."""
+    import nbformat
+
+    from rlcourse.course.files import write_atomic
+
+    from rlcourse.course.release import Release, grade_id_of
+    from rlcourse.course.submission import NotebookProblem, check_structure
+
+    try:
+        check_structure(Path(submitted).read_text(encoding="utf-8"))  # before nbformat parses it
+        notebook = nbformat.read(submitted, as_version=4)
+    except (Exception, NotebookProblem):  # noqa: BLE001 - an unreadable submission has no autograded notebook
+        return
+    release = Release.read(assignment.release_notebook)
+    notebook = clear_untrusted(notebook, release.notebook())
+    by_cell: dict[str, list] = {}
+    for item in report.items:
+        by_cell.setdefault(item.cell, []).append(item)
+    for index, cell in enumerate(notebook.cells):
+        grade_id = grade_id_of(cell)
+        original = release.cell(grade_id) if grade_id else None
+        if original is None or not original.visible_test:
+            continue  # not a test cell (a manually graded answer's text stays the student's)
+        restored = release.released_cell(grade_id)
+        if restored.cell_type == "code":
+            restored.outputs = [nbformat.v4.new_output(
+                "stream", name="stdout", text=_cell_summary(by_cell.get(grade_id, [])))]
+            restored.execution_count = None
+        notebook.cells[index] = restored
+    write_atomic(path, nbformat.writes(notebook))
+
+
+def clear_untrusted(notebook, release):
+    """The student's notebook as staff may open it in formgrader: every output and execution
+    count cleared (nbgrader's own ClearOutput, as its autograde does), so no student JavaScript,
+    HTML or forged "[PASS]" output is shown or run in the staff's browser; every cell's metadata
+    cleared but its `nbgrader` entry (nbconvert's ClearMetadataPreprocessor, which nbgrader's
+    generate_assignment uses too), and the notebook's metadata replaced by the release's
+    kernelspec and language (as nbgrader's OverwriteKernelspec does): no widget state, no
+    "trusted" signature, no forged kernel."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import ClearOutput
+
+    notebook, _ = ClearOutput().preprocess(notebook, {})
+    clear = ClearMetadataPreprocessor(preserve_cell_metadata_mask={"nbgrader"},
+                                      clear_notebook_metadata=True, preserve_nb_metadata_mask=set())
+    for cell in notebook.cells:  # it clears code cells only: markdown and raw cells too
+        if cell.cell_type != "code":
+            cell.metadata = {key: value for key, value in cell.get("metadata", {}).items() if key == "nbgrader"}
+            cell.pop("attachments", None) if cell.cell_type == "raw" else None
+    notebook, _ = clear.preprocess(notebook, {})
+    notebook.metadata = {key: release.metadata[key] for key in ("kernelspec", "language_info")
+                         if key in release.metadata}
+    return notebook
+
+
+def _cell_summary(items) -> str:
+    if not items:
+        return "No hidden items grade this cell.\n"
+    lines = ["Hidden graders (rlcourse):"]
+    for item in items:
+        mark = "PASS" if item.passed else "FAIL"
+        lines.append(f"  [{mark}] {item.id}: {item.score:g}/{item.max_score:g}"
+                     + (f"  ({item.diagnosis})" if item.diagnosis else ""))
+        if not item.passed:
+            lines.append(f"         {item.message}")
+    return "\n".join(lines) + "\n"
+
+
+def write_feedback_page(path: Path, *, student: str, assignment: Assignment, report: Report,
+                        submitted: Path | None, timing=None, level: str = "full") -> None:
+    from rlcourse.course.diagnoses import load_diagnoses
+    from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids, write_feedback
+    from rlcourse.course.submission import NotebookProblem, load_submission
+
+    cells = []
+    if submitted is not None:
+        try:
+            cells = list(load_submission(submitted).cells)
+        except NotebookProblem:
+            cells = []
+    html = render_feedback(report, student=student, submission_cells=cells,
+                           todo_ids=todo_cell_ids(assignment.release_notebook),
+                           diagnoses=load_diagnoses(assignment.grader_dir),
+                           figures=assignment_figures(assignment, report) if level == "full" else [],
+                           timing=timing, level=level)
+    write_feedback(path, html)

@@ -1,0 +1,126 @@
+"""nbgrader's gradebook, written through nbgrader's own API: the assignment and its cells from
+the release, and each student's automatic scores, timestamp and late penalty.
+
+Manual scores are never touched; each student's grades are one commit, so a plugin or a crash
+mid-way leaves that student's grades as they were.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from rlcourse.course.directory import Assignment
+from rlcourse.grading.report import Report
+
+def nbgrader_on_path() -> None:
+    """nbgrader's Gradebook runs `alembic` by name; make this environment's scripts findable even
+    when rlcourse was started by its full path without activating the environment."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def cell_scores(report: Report) -> dict[str, float]:
+    """The report's items added up per nbgrader test cell."""
+    totals: dict[str, float] = {}
+    for item in report.items:
+        if item.cell:
+            totals[item.cell] = totals.get(item.cell, 0.0) + item.score
+    return totals
+
+
+def _sqlalchemy_warning():
+    from sqlalchemy.exc import SAWarning
+
+    return SAWarning
+
+
+def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
+    """Create the assignment, its notebook and its cells in the gradebook from the release, as
+    `nbgrader generate_assignment` would (nbgrader's own SaveCells preprocessor), if missing."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.preprocessors import SaveCells
+
+    from rlcourse.course.release import Release
+
+    nbgrader_on_path()
+    notebook_id = Path(assignment.notebook).stem
+    with Gradebook(db_url) as gradebook:
+        gradebook.update_or_create_assignment(assignment.name)
+        try:
+            gradebook.find_notebook(notebook_id, assignment.name)
+            return
+        except MissingEntry:
+            pass
+    SaveCells().preprocess(Release.read(assignment.release_notebook).notebook(),
+                           {"nbgrader": {"db_url": db_url, "assignment": assignment.name,
+                                         "notebook": notebook_id}})
+
+
+def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report | None,
+                        *, timestamp=None, policy=None, gradebook=None):
+    """Set the automatic score of every test cell the report covers (None: leave the scores as
+    they are); leave manual scores alone; record the submission's timestamp (when known, as
+    `nbgrader autograde` does) and the late penalty the course's policy (rlcourse.course.lateness.
+    LatePolicy) charges for it. Scores, timestamp and penalty go in one commit: a plugin that
+    fails leaves this student's grades as they were. `gradebook`: an open nbgrader Gradebook
+    to use (a run keeps one open), else one is opened. Returns the submission's Timing as the
+    gradebook now holds it."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from rlcourse.course.lateness import timing_of
+
+    if gradebook is None:
+        with Gradebook(db_url) as opened:
+            return record_in_gradebook(db_url, assignment, student, report, timestamp=timestamp,
+                                       policy=policy, gradebook=opened)
+    notebook_id = Path(assignment.notebook).stem
+    totals = cell_scores(report) if report is not None else {}
+    with warnings.catch_warnings():
+        # nbgrader's add_submission builds rows before adding them to its session, which
+        # SQLAlchemy 2 reports as a warning on every new submission; the rows are committed.
+        warnings.simplefilter("ignore", category=_sqlalchemy_warning())
+        gradebook.update_or_create_student(student)
+        try:
+            submission = gradebook.find_submission(assignment.name, student)
+        except MissingEntry:
+            submission = gradebook.add_submission(assignment.name, student)
+        submitted = gradebook.find_submission_notebook(notebook_id, assignment.name, student)
+        try:
+            for grade in submitted.grades:
+                if grade.cell.name in totals:
+                    grade.auto_score = totals[grade.cell.name]
+                    grade.needs_manual_grade = grade.manual_score is not None
+            if timestamp is not None:
+                submission.timestamp = timestamp
+            if policy is not None:
+                gradebook.db.flush()
+                gradebook.db.expire_all()  # the scores are SQL expressions over the grades just set
+                submitted.late_submission_penalty = policy.penalty(
+                    student, score=submitted.score, seconds_late=submission.total_seconds_late,
+                    cap=submitted.score)
+            gradebook.db.commit()
+        except BaseException:
+            gradebook.db.rollback()
+            raise
+        gradebook.db.expire_all()
+        return timing_of(submission)
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def open_gradebook(db_url: str):
+    from nbgrader.api import Gradebook
+
+    nbgrader_on_path()
+    return Gradebook(db_url)
+
+
+def gradebook_students(db_url: str) -> set[str]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gradebook:
+        return {student.id for student in gradebook.students}

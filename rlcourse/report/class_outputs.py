@@ -1,0 +1,23 @@
+"""After a batch: the TA's class report and the exports, from the ledger (no regrading)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.course.directory import Assignment
+
+
+def write_class_outputs(assignment: Assignment, class_dir: ClassDirectory) -> dict[str, Path]:
+    from rlcourse.report.class_report import write_class_report
+    from rlcourse.course.diagnoses import load_diagnoses
+    from rlcourse.report.export import gradebook_timings, graded_reports
+
+    reports = graded_reports(class_dir, assignment)
+    if not reports:
+        return {}
+    written = write_class_report(class_dir.reports / assignment.name, assignment=assignment.name,
+                                 reports=reports, diagnoses=load_diagnoses(assignment.grader_dir),
+                                 timings=gradebook_timings(class_dir, assignment))
+    return {"TA report": written.get("summary.html", class_dir.reports / assignment.name),
+            "gradebook": Path(class_dir.db_url.removeprefix("sqlite:///")),
+            "feedback": class_dir.feedback, "autograded": class_dir.autograded}

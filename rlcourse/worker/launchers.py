@@ -1,0 +1,321 @@
+"""Starting workers: the grader's side of a worker, confined and sandboxed, by one of two launchers.
+
+Two ways to start a worker share one `Worker` handle (rlcourse.worker.handle):
+
+* `SpawnLauncher` starts `python -m rlcourse.worker.server` for every submission: simple, and the
+  slowest (each worker imports numpy and JAX afresh).
+* `ForkLauncher` starts one trusted *template* process per grading run that imports the heavy
+  libraries once, and forks a fresh child for each submission before any student code runs. No
+  state passes from one student to the next: every child starts from the same clean template.
+
+Either way the worker talks over a private socket (never its stdout), confines itself before
+student code runs (rlcourse.worker.confine: resource limits, a pids cgroup, a private read-only
+view of the mounts with a size-capped tmpfs as its scratch directory, Landlock, no
+capabilities), is killed outright when it overstays a call, and is stopped when its files take
+more disk than `Limits.scratch_bytes` / `scratch_files` (enforced by the kernel where the worker
+has its tmpfs; measured by the grader otherwise).
+
+Over 300 lines on purpose: the two launchers and the confinement they share are read side by
+side, since a change to how one confines its workers must be made to the other too.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rlcourse.worker import confine, landlock, protocol
+from rlcourse.worker.cgroup import PidsCgroup
+from rlcourse.worker.handle import Worker
+from rlcourse.worker.limits import Limits
+from rlcourse.worker.privileges import (UNPRIVILEGED, check_floor, drops_privileges, hand_over,
+                                        workers_may_mount)
+from rlcourse.worker.processes import kill_process_group, popen_from_lasting_thread, worker_environment
+from rlcourse.worker.sandbox import bwrap_command, choose_isolation
+from rlcourse.worker.scratch import remove_scratch, scratch_dir
+
+
+@dataclasses.dataclass
+class WorkerOptions:
+    """What every worker in one grading run shares."""
+
+    framework: str
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    compile_cache: str | None = None
+    cache_writable: bool = False
+    isolation: str | None = None
+    """"bwrap", "rlimits", or None for the best available (see rlcourse.worker.sandbox)."""
+    landlock: bool = True
+    """Workers restrict themselves with Landlock where the kernel provides it."""
+    pids_cgroup: bool = True
+    """Each worker gets its own pids cgroup where the machine lets the grader make one."""
+
+
+def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path, private_home: bool = False,
+               capabilities=()) -> list[str]:
+    """`command` inside bubblewrap, seeing `home` (writable: bound from the host, or with
+    `private_home` a tmpfs of `scratch_bytes` of its own) and the compilation cache."""
+    cache = [options.compile_cache] if options.compile_cache else []
+    environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp")
+    return bwrap_command(command, environment=environment,
+                         writable=[*([] if private_home else [home]),
+                                   *(cache if options.cache_writable else [])],
+                         private=[home] if private_home else [],
+                         readable=[] if options.cache_writable else cache, chdir=str(home),
+                         tmp_bytes=options.limits.scratch_bytes, capabilities=capabilities)
+
+
+class _Launcher:
+    """What both launchers share: how their workers confine themselves (rlcourse.worker.confine)."""
+
+    def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
+        self.options = options
+        self.isolation = isolation
+        self._landlock = landlock.abi_version() if options.landlock else 0
+        self._cgroups = options.pids_cgroup
+        self._mounts = workers_may_mount(isolation)
+
+    @property
+    def confinement(self) -> dict:
+        """What confines this launcher's workers besides `isolation`, for reports and doctor:
+        the Landlock ABI version they apply (0: none) and whether each has a pids cgroup."""
+        from rlcourse.worker.cgroup import pids_parent
+
+        return {"landlock": self._landlock, "pids_cgroup": self._cgroups and pids_parent() is not None,
+                "private_mounts": self._mounts}
+
+    @contextlib.contextmanager
+    def _cgroup_for_launch(self, theirs: socket.socket):
+        """A new pids cgroup for the worker being launched, with an open descriptor of its
+        `cgroup.procs` for the worker to join (None, None where there are none). The cgroup is
+        removed if the launch fails; the descriptors are closed here once it is handed over."""
+        group = self._new_cgroup()
+        procs = group.open_procs() if group else None
+        try:
+            yield group, procs
+        except BaseException:
+            if group:
+                group.remove()
+            raise
+        finally:
+            theirs.close()
+            if procs is not None:
+                os.close(procs)
+
+    def _new_cgroup(self) -> PidsCgroup | None:
+        group = PidsCgroup.create(self.options.limits.processes) if self._cgroups else None
+        self._cgroups = group is not None  # not available here: do not try for every worker
+        return group
+
+    def _spec(self, scratch: Path, *, in_sandbox: bool) -> dict:
+        """The worker's confinement as plain data (`rlcourse.worker.confine.confine`)."""
+        options = self.options
+        cache = [options.compile_cache] if options.compile_cache else []
+        rules = {"scratch": str(scratch), "readable": [] if options.cache_writable else cache,
+                 "writable": cache if options.cache_writable else []}
+        mounts = {"scratch": str(scratch), "scratch_bytes": options.limits.scratch_bytes,
+                  "scratch_files": options.limits.scratch_files,
+                  "writable": cache if options.cache_writable else []}
+        return {"limits": dataclasses.asdict(options.limits),
+                "unprivileged": drops_privileges(self.isolation),
+                "cgroup_fd": None,
+                "network": None if in_sandbox else "leave",
+                "landlock": rules if self._landlock else None,
+                "private_mounts": mounts if self._mounts else None,
+                "capabilities": "drop"}
+
+
+def _pipes() -> tuple[dict[str, int], list[int]]:
+    """A stdout and a stderr pipe for a worker: (read ends by name, write ends)."""
+    out_read, out_write = os.pipe2(os.O_CLOEXEC)
+    err_read, err_write = os.pipe2(os.O_CLOEXEC)
+    return {"stdout.txt": out_read, "stderr.txt": err_read}, [out_write, err_write]
+
+
+class SpawnLauncher(_Launcher):
+    """A fresh interpreter per submission.
+
+    The worker confines itself between fork and exec (`preexec_fn`), while it is still a single
+    thread. Under bubblewrap that code runs in `bwrap` itself, which needs its capabilities and
+    its mounts: there the worker only joins its cgroup and sets its limits, and the sandbox does
+    the rest (no Landlock layer with this launcher under bwrap; the fork launcher has one)."""
+
+    def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
+        super().__init__(options, isolation=isolation)
+        if isolation == "bwrap":
+            self._landlock = 0  # it would bind bwrap itself, which must still mount
+
+    def restart(self) -> None:
+        """Nothing to restart: every worker is a fresh process."""
+
+    def launch(self) -> Worker:
+        scratch = hand_over(scratch_dir(), self.isolation)
+        ours, theirs = socket.socketpair()
+        limits = self.options.limits
+        # -I: the worker's sys.path holds the environment only, never the course directory.
+        command = [sys.executable, "-I", "-m", "rlcourse.worker.server", "--fd", str(theirs.fileno()),
+                   "--scratch", str(scratch), "--framework", self.options.framework]
+        if self.options.compile_cache:
+            command += ["--compile-cache", self.options.compile_cache]
+        if self.options.cache_writable:
+            command.append("--cache-writable")
+        spec = self._spec(scratch, in_sandbox=False)
+        if self.isolation == "bwrap":
+            command = _sandboxed(command, self.options, home=scratch, private_home=True)
+            spec.update(network=None, landlock=None, capabilities=None, private_mounts=None)
+        output, ends = _pipes()
+        with self._cgroup_for_launch(theirs) as (group, procs):
+            spec["cgroup_fd"] = procs
+            try:
+                process = popen_from_lasting_thread(
+                    command, pass_fds=[theirs.fileno(), *([procs] if group else [])],
+                    stdin=subprocess.DEVNULL, stdout=ends[0], stderr=ends[1],
+                    env=worker_environment(), start_new_session=True,
+                    cwd=scratch, preexec_fn=lambda: confine.confine(spec))
+            finally:
+                for fd in ends:
+                    os.close(fd)
+
+        def reap():
+            try:
+                return process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                return None
+
+        return Worker(ours, process.pid, scratch, limits, reap, cgroup=group, output=output)
+
+    def close(self) -> None:
+        pass
+
+
+class ForkLauncher(_Launcher):
+    """One template process imports the heavy libraries; each submission gets a fork of it.
+
+    Under bubblewrap the template itself runs in the sandbox, with one writable run directory
+    holding a scratch directory per child (each removed when its submission is done); PIDs are
+    then those of the sandbox's namespace, so children are killed by the template on request.
+    Each child confines itself right after the fork, before student code (template.py).
+    """
+
+    def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
+        super().__init__(options, isolation=isolation)
+        self._run_root = self._make_run_root()
+        self._start_template()
+
+    def _make_run_root(self) -> Path:
+        """The run's folder, which holds a scratch folder per child: made by the grader, mode
+        0755, and (for a root grader) owned by a user the workers are not, so that no worker may
+        chmod, rename into or write it (a worker that made it mode 0 once stopped every later
+        worker of the run from entering its scratch folder). `_run_root_intact` re-checks it
+        before each launch."""
+        root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
+        os.chmod(root, 0o755)
+        if os.geteuid() == 0:
+            os.chown(root, *(2 * (0 if drops_privileges(self.isolation) else UNPRIVILEGED,)))
+        info = os.lstat(root)
+        self._run_root_stat = (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode))
+        return root
+
+    def _run_root_intact(self) -> bool:
+        try:
+            info = os.lstat(self._run_root)
+        except OSError:
+            return False
+        return stat.S_ISDIR(info.st_mode) and (
+            info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == self._run_root_stat
+
+    def restart(self) -> None:
+        """Start a new template: a submission may have killed the last one (its children can
+        signal their parent where Landlock cannot scope signals). Workers already running are
+        unaffected."""
+        with contextlib.suppress(OSError):
+            self._control.close()
+        kill_process_group(self._template.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._template.wait(timeout=5)
+        self._start_template()
+
+    def _start_template(self) -> None:
+        options, isolation = self.options, self.isolation
+        self._control, theirs = socket.socketpair()
+        command = [sys.executable, "-I", "-m", "rlcourse.worker.template", "--fd", str(theirs.fileno()),
+                   "--framework", options.framework]
+        if isolation == "bwrap":
+            command = _sandboxed(command, options, home=self._run_root, capabilities=(
+                ("CAP_SYS_ADMIN", "CAP_SETPCAP") if self._mounts else ()))
+        self._template = popen_from_lasting_thread(command, pass_fds=(theirs.fileno(),),
+                                          stdin=subprocess.DEVNULL, env=worker_environment(),
+                                          start_new_session=True, cwd=self._run_root)
+        theirs.close()
+
+    def _ask(self, request: dict, fds=()) -> dict:
+        socket.send_fds(self._control, [protocol.HEADER.pack(0)], list(fds))
+        protocol.send_message(self._control, request)
+        return protocol.receive_message(self._control, timeout=60)
+
+    def launch(self) -> Worker:
+        if not self._run_root_intact():  # damaged by a worker: a new folder and template
+            old = self._run_root
+            self._run_root = self._make_run_root()
+            self.restart()
+            remove_scratch(old)
+        scratch = hand_over(scratch_dir(self._run_root), self.isolation)
+        ours, theirs = socket.socketpair()
+        request = {"op": "fork", "scratch": str(scratch),
+                   "confinement": self._spec(scratch, in_sandbox=self.isolation == "bwrap"),
+                   "compile_cache": self.options.compile_cache,
+                   "cache_writable": self.options.cache_writable}
+        output, ends = _pipes()
+        try:
+            with self._cgroup_for_launch(theirs) as (group, procs):
+                reply = self._ask(request, [theirs.fileno(), *ends, *([procs] if group else [])])
+        except BaseException:
+            for fd in output.values():
+                os.close(fd)
+            remove_scratch(scratch)
+            raise
+        finally:
+            for fd in ends:
+                os.close(fd)
+        pid = reply.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            if group:
+                group.remove()
+            for fd in output.values():
+                os.close(fd)
+            remove_scratch(scratch)
+            raise RuntimeError(f"the worker template could not fork: {reply}")
+        return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill,
+                      cgroup=group, output=output)
+
+    def _kill(self, pid: int) -> None:
+        try:
+            self._ask({"op": "kill", "pid": pid})
+        except (OSError, protocol.ProtocolError):
+            pass  # the template is gone, and its children with it
+
+    def close(self) -> None:
+        self._control.close()
+        try:
+            self._template.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._template.kill()
+            self._template.wait()
+        shutil.rmtree(self._run_root, ignore_errors=True)
+
+
+def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):
+    isolation, _ = choose_isolation(options.isolation)
+    check_floor(isolation)
+    if strategy == "fork":
+        return ForkLauncher(options, isolation=isolation)
+    if strategy == "spawn":
+        return SpawnLauncher(options, isolation=isolation)
+    raise ValueError(f"unknown worker strategy {strategy!r}")

@@ -1,0 +1,254 @@
+"""`rlcourse autograde`: a class graded into nbgrader's real gradebook, resumably, with bad input
+recorded rather than fatal. Everything runs the real CLIs (rlcourse and nbgrader) on a class
+directory made from the demo submissions."""
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.record.ledger import read_ledger
+
+pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DEMO = ROOT / "demo" / "submitted"
+
+
+def env(**extra):
+    return dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}", **extra)
+
+
+def rlcourse(class_dir, *args, check=True, **extra_env):
+    return subprocess.run([str(BIN / "rlcourse"), *map(str, args), "--course-dir", str(class_dir)],
+                          cwd=ROOT, capture_output=True, text=True, check=check, timeout=900,
+                          env=env(**extra_env))
+
+
+def nbgrader_export(class_dir) -> dict[str, float]:
+    """Totals per student as `nbgrader export` (the real CLI) reports them."""
+    subprocess.run([str(BIN / "nbgrader"), "export"], cwd=class_dir, check=True, capture_output=True, env=env())
+    with open(Path(class_dir) / "grades.csv") as handle:
+        return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+
+
+def make_class(folder: Path, students: dict[str, str]) -> Path:
+    """A class directory whose student `name` submitted the demo notebook of `demo_student`."""
+    for name, demo_student in students.items():
+        target = folder / "submitted" / name / "ps1"
+        target.mkdir(parents=True)
+        shutil.copy(DEMO / demo_student / "ps1" / "ps1.ipynb", target / "ps1.ipynb")
+    return folder
+
+
+def ledger_score(class_dir, student):
+    from rlcourse.course.directory import Course
+
+    entry = read_ledger(ClassDirectory(Path(class_dir)), Course(ROOT).assignment("ps1"), student)
+    return entry["report"]["score"]
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    class_dir = make_class(tmp_path_factory.mktemp("class"), {"ada": "ada", "alan": "alan", "edsger": "edsger"})
+    first = rlcourse(class_dir, "autograde", "ps1")
+    return class_dir, first
+
+
+class TestGradebook:
+    def test_nbgrader_export_gives_the_hidden_graders_totals(self, graded_class):
+        class_dir, _ = graded_class
+        assert nbgrader_export(class_dir) == {"ada": 33.0, "alan": 25.0, "edsger": 0.0}
+
+    def test_each_test_cell_holds_the_total_of_its_items(self, graded_class):
+        from nbgrader.api import Gradebook
+
+        class_dir, _ = graded_class
+        with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:
+            grade = gradebook.find_grade("test_policy_loss", "ps1", "ps1", "alan")
+            assert (grade.auto_score, grade.max_score) == (8.0, 16.0)
+
+    def test_the_run_prints_progress_a_summary_and_where_outputs_are(self, graded_class):
+        _, first = graded_class
+        assert "3/3" in first.stderr
+        assert "clip_without_min" in first.stdout and "unreadable_notebook" in first.stdout
+        assert "TA report:" in first.stdout and "3 graded" in first.stdout
+
+    def test_the_run_ends_with_the_similarity_report(self, graded_class):
+        class_dir, first = graded_class
+        page = class_dir / "reports" / "ps1" / "similarity.html"
+        assert f"similarity: {page} (1 of 1 pairs flagged)" in first.stdout  # both on the reference
+        assert "edsger" in page.read_text()                                  # not compared: not JSON
+
+    def test_outputs_exist_for_every_student(self, graded_class):
+        class_dir, _ = graded_class
+        for student in ("ada", "alan", "edsger"):
+            assert (class_dir / "feedback" / student / "ps1" / "ps1.html").is_file()
+        notebook = nbformat.read(class_dir / "autograded" / "alan" / "ps1" / "ps1.ipynb", as_version=4)
+        test_cell = next(c for c in notebook.cells if c.get("id") == "test_policy_loss")
+        assert "[FAIL] policy_loss.ppo_value" in test_cell.outputs[0]["text"]
+        assert (class_dir / "reports" / "ps1" / "scores.csv").is_file()
+
+
+class TestRerun:
+    def test_unchanged_submissions_are_skipped_and_force_regrades(self, graded_class):
+        class_dir, _ = graded_class
+        again = rlcourse(class_dir, "autograde", "ps1")
+        assert "3 unchanged" in again.stdout
+        forced = rlcourse(class_dir, "autograde", "ps1", "--student", "ada", "--force")
+        assert "1 graded" in forced.stdout
+
+    def test_a_changed_submission_is_graded_again(self, tmp_path):
+        class_dir = make_class(tmp_path, {"sam": "ada"})
+        rlcourse(class_dir, "autograde", "ps1")
+        shutil.copy(DEMO / "alan" / "ps1" / "ps1.ipynb", class_dir / "submitted" / "sam" / "ps1" / "ps1.ipynb")
+        again = rlcourse(class_dir, "autograde", "ps1")
+        assert "1 graded" in again.stdout and nbgrader_export(class_dir) == {"sam": 25.0}
+
+    def test_a_manual_grade_survives_a_forced_rerun(self, tmp_path):
+        from nbgrader.api import Gradebook
+
+        class_dir = make_class(tmp_path, {"tia": "alan"})
+        rlcourse(class_dir, "autograde", "ps1")
+        with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:
+            gradebook.find_grade("explain_clipping", "ps1", "ps1", "tia").manual_score = 1.5
+            gradebook.find_grade("test_policy_loss", "ps1", "ps1", "tia").manual_score = 12.0
+            gradebook.db.commit()
+        rlcourse(class_dir, "autograde", "ps1", "--force")
+        with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:
+            assert gradebook.find_grade("explain_clipping", "ps1", "ps1", "tia").manual_score == 1.5
+            overridden = gradebook.find_grade("test_policy_loss", "ps1", "ps1", "tia")
+            assert (overridden.manual_score, overridden.auto_score) == (12.0, 8.0)
+        # 25 automatic points, of which the policy_loss cell's 8 are overridden to 12, plus 1.5.
+        assert nbgrader_export(class_dir) == {"tia": 25.0 - 8.0 + 12.0 + 1.5}
+
+
+class TestNothingLost:
+    @pytest.mark.parametrize("stage", ["graded", "recorded"])
+    def test_a_kill_between_stages_is_completed_by_the_next_run_without_regrading(self, tmp_path, stage):
+        class_dir = make_class(tmp_path, {"a1": "ada", "b2": "alan", "c3": "ken"})
+        # One grading process, so a1 is recorded before b2 and c3 is not yet graded.
+        killed = rlcourse(class_dir, "autograde", "ps1", "--workers", "1", check=False,
+                          RLCOURSE_KILL_AT=f"{stage}:b2")
+        assert killed.returncode == -signal.SIGKILL
+        resumed = rlcourse(class_dir, "autograde", "ps1")
+        assert "1 graded" in resumed.stdout  # only c3 is graded; b2's grading was kept
+        assert "1 re-recorded" in resumed.stdout and "1 unchanged" in resumed.stdout
+        assert nbgrader_export(class_dir) == {"a1": 33.0, "b2": 25.0, "c3": 11.0}
+
+    def test_kill_9_at_an_arbitrary_moment_then_resume(self, tmp_path):
+        class_dir = make_class(tmp_path, {f"s{i}": name for i, name in enumerate(["ada", "alan", "ken", "grace"])})
+        process = subprocess.Popen([str(BIN / "rlcourse"), "autograde", "ps1", "--course-dir", str(class_dir)],
+                                   cwd=ROOT, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ledgers = class_dir / "autograded"
+        deadline = time.monotonic() + 300
+        while len(list(ledgers.glob("*/ps1/rlcourse-report.json"))) < 2:  # any two, in any order
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        time.sleep(1.0)  # somewhere inside the next submissions
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        done = [path.parts[-3] for path in ledgers.glob("*/ps1/rlcourse-report.json")]
+        kept = {s: ledger_score(class_dir, s) for s in done}
+        resumed = rlcourse(class_dir, "autograde", "ps1")
+        assert "graded" in resumed.stdout
+        assert {s: ledger_score(class_dir, s) for s in done} == kept
+        assert nbgrader_export(class_dir) == {"s0": 33.0, "s1": 25.0, "s2": 11.0, "s3": 33.0}
+
+    def test_two_runs_at_once_leave_one_consistent_gradebook(self, tmp_path):
+        class_dir = make_class(tmp_path, {"p": "ada", "q": "alan"})
+        command = [str(BIN / "rlcourse"), "autograde", "ps1", "--course-dir", str(class_dir)]
+        runs = [subprocess.Popen(command, cwd=ROOT, env=env(), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        outputs = [run.communicate(timeout=900) for run in runs]
+        assert all(run.returncode == 0 for run in runs)
+        assert any("waiting for it to finish" in err for _, err in outputs)
+        assert any("2 unchanged" in out for out, _ in outputs)  # the second found the work done
+        assert nbgrader_export(class_dir) == {"p": 33.0, "q": 25.0}
+
+
+class TestBadInput:
+    def test_every_kind_of_bad_submission_is_recorded_and_the_batch_goes_on(self, tmp_path):
+        class_dir = make_class(tmp_path, {"good": "ada", "truncated": "edsger"})
+        submitted = class_dir / "submitted"
+
+        def add(student, name="ps1.ipynb", *, content=None, notebook=None):
+            folder = submitted / student / "ps1"
+            folder.mkdir(parents=True, exist_ok=True)
+            if notebook is not None:
+                nbformat.write(notebook, folder / name)
+            else:
+                (folder / name).write_bytes(content)
+
+        base = nbformat.read(DEMO / "ada" / "ps1" / "ps1.ipynb", as_version=4)
+        no_grade_cells = nbformat.from_dict(json.loads(json.dumps(base)))
+        no_grade_cells.cells = [c for c in no_grade_cells.cells
+                                if not c.metadata.get("nbgrader", {}).get("grade")]
+        add("deleted_cells", notebook=no_grade_cells)
+        edited = nbformat.from_dict(json.loads(json.dumps(base)))
+        for cell in edited.cells:
+            cell.metadata.pop("nbgrader", None)
+        edited.cells.append(nbformat.v4.new_code_cell("extra = 'a cell the student added'"))
+        edited.metadata["kernelspec"] = {"name": "conda-rl", "display_name": "RL", "language": "python"}
+        add("edited_metadata", notebook=edited)
+        huge = nbformat.from_dict(json.loads(json.dumps(base)))
+        huge.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * (50 << 20))]
+        add("huge_output", notebook=huge)
+        add("latin1", content="{'cells': 'caf\xe9'}".encode("latin-1"))
+        add("empty", content=b"")
+        add("two_notebooks", notebook=base)
+        add("two_notebooks", "scratch.ipynb", notebook=base)
+        add("renamed", "my_ps1.ipynb", notebook=base)
+        (submitted / "linked" / "ps1").mkdir(parents=True)
+        (submitted / "linked" / "ps1" / "ps1.ipynb").symlink_to(ROOT / "solutions" / "ps1" / "reference.py")
+        add("with space", notebook=base)
+        add("a..b", notebook=base)
+
+        result = rlcourse(class_dir, "autograde", "ps1")
+        totals = nbgrader_export(class_dir)
+        assert totals["good"] == 33.0
+        assert totals["deleted_cells"] == totals["edited_metadata"] == totals["huge_output"] == 33.0
+        assert totals["two_notebooks"] == 33.0
+        for student in ("truncated", "latin1", "empty", "renamed", "linked"):
+            assert totals[student] == 0.0
+        assert "with space" not in totals and "a..b" not in totals
+        assert "refused" in result.stdout
+        reasons = {s: json.loads((class_dir / "autograded" / s / "ps1" / "rlcourse-report.json").read_text())
+                   ["report"]["errors"][0] for s in ("truncated", "latin1", "empty", "renamed", "linked")}
+        assert "not valid JSON" in reasons["truncated"] and "not UTF-8" in reasons["latin1"]
+        assert "empty" in reasons["empty"] and "must keep the name" in reasons["renamed"]
+        assert "is a link" in reasons["linked"]
+        two = json.loads((class_dir / "autograded" / "two_notebooks" / "ps1" / "rlcourse-report.json").read_text())
+        assert any("scratch.ipynb" in note for note in two["report"]["errors"])
+        edited_report = json.loads((class_dir / "autograded" / "edited_metadata" / "ps1" / "rlcourse-report.json").read_text())
+        assert any("missing or lost their nbgrader metadata" in note for note in edited_report["report"]["errors"])
+        page = (class_dir / "feedback" / "linked" / "ps1" / "ps1.html").read_text()
+        assert "def policy_loss" not in page  # the linked solution file was never read
+
+
+class TestExport:
+    def test_gradescope_results_have_one_visible_test_per_item(self, graded_class):
+        class_dir, _ = graded_class
+        folder = Path(rlcourse(class_dir, "export", "ps1", "--format", "gradescope").stdout.strip())
+        results = json.loads((folder / "alan" / "results.json").read_text())
+        assert results["score"] == 25.0 and len(results["tests"]) == 18
+        failed = [t for t in results["tests"] if t["score"] < t["max_score"]]
+        assert {t["tags"][0] for t in failed} == {"clip_without_min"}
+        assert all(t["visibility"] == "visible" for t in results["tests"])
+
+    def test_csv_has_a_row_per_student_with_gradebook_totals_and_items(self, graded_class):
+        class_dir, _ = graded_class
+        path = Path(rlcourse(class_dir, "export", "ps1", "--format", "csv").stdout.strip())
+        rows = {row["student_id"]: row for row in csv.DictReader(open(path))}
+        assert set(rows) == {"ada", "alan", "edsger"}
+        assert float(rows["alan"]["score"]) == 25.0 and float(rows["alan"]["max_score"]) == 35.0
+        assert float(rows["alan"]["policy_loss.ppo_value"]) == 0.0

@@ -1,0 +1,192 @@
+"""`rlcourse check`: each authoring mistake that once became students' grades is found before
+anyone is graded, with one line naming the file and what to change; and `autograde` on a course
+with such a mistake writes nothing."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DEMO = ROOT / "demo" / "submitted"
+
+
+def copy_course(target: Path, name: str = "ps1") -> Path:
+    """The course's `name` (graders, release, source, solutions) in a folder a test may edit."""
+    target.mkdir(parents=True)
+    shutil.copy(ROOT / "nbgrader_config.py", target)
+    for folder in ("graders", "release", "source", "solutions"):
+        shutil.copytree(ROOT / folder / name, target / folder / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def rlcourse(course: Path, *args):
+    """The real command line, run inside `course` (which it finds as the working directory)."""
+    environment = {key: value for key, value in os.environ.items() if key != "RLCOURSE_ROOT"}
+    environment["PATH"] = f"{BIN}:{environment.get('PATH', '')}"
+    return subprocess.run([str(BIN / "rlcourse"), *map(str, args)], cwd=course, capture_output=True,
+                          text=True, timeout=600, env=environment)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} should occur once in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def misnamed_item_cell(course):
+    edit(course / "graders/ps1/test_returns_to_go.py", 'cell="test_returns_to_go"',
+         'cell="test_return_to_go"')
+
+
+def wrong_points_total(course):
+    path = course / "release/ps1/ps1.ipynb"
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("grade_id") == "test_returns_to_go":
+            meta["points"] += 1
+    path.write_text(json.dumps(notebook, indent=1))
+
+
+def undocumented_tag(course):
+    path = course / "graders/ps1/diagnoses.toml"
+    text = path.read_text()
+    start = text.index("[training_not_improving]")
+    end = text.find("\n[", start + 1)
+    path.write_text(text[:start] + (text[end + 1:] if end != -1 else ""))
+
+
+def misspelt_key(course):
+    edit(course / "graders/ps1/assignment.toml", "memory_bytes =", "memory_byte =")
+
+
+def unknown_framework(course):
+    edit(course / "graders/ps1/assignment.toml", 'framework = "jax"', 'framework = "numpi"')
+
+
+def wrong_notebook_name(course):
+    edit(course / "graders/ps1/assignment.toml", 'notebook = "ps1.ipynb"', 'notebook = "ps9.ipynb"')
+
+
+MISTAKES = {  # what breaks the copy, and what the one line must say
+    misnamed_item_cell: ("graders/ps1/test_returns_to_go.py", "names cell 'test_return_to_go'"),
+    wrong_points_total: ("ps1.ipynb", "cell test_returns_to_go has points = 3 but its items total 2"),
+    undocumented_tag: ("graders/ps1/diagnoses.toml", "tag 'training_not_improving'"),
+    misspelt_key: ("assignment.toml [limits]", "unknown limit 'memory_byte'"),
+    unknown_framework: ("assignment.toml", "framework = 'numpi'; it must be one of jax, numpy, torch"),
+    wrong_notebook_name: ("assignment.toml", "notebook = 'ps9.ipynb' is not in"),
+}
+
+
+@pytest.fixture(params=list(MISTAKES), ids=lambda mistake: mistake.__name__)
+def broken_course(request, tmp_path):
+    course = copy_course(tmp_path / "course")
+    request.param(course)
+    return course, MISTAKES[request.param]
+
+
+def test_check_finds_the_mistake_with_one_clear_line(broken_course):
+    """Does `rlcourse check ps1` fail with one line naming the file and what is wrong?"""
+    course, (where, what) = broken_course
+    done = rlcourse(course, "check", "ps1")
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert where in lines[0] and what in lines[0], lines[0]
+
+
+def test_autograde_on_a_broken_course_writes_no_grade(broken_course, tmp_path):
+    """Does the run stop before the gradebook, the ledger or any page is written?"""
+    course, (where, what) = broken_course
+    class_dir = tmp_path / "class"
+    (class_dir / "submitted" / "alan" / "ps1").mkdir(parents=True)
+    shutil.copy(DEMO / "alan" / "ps1" / "ps1.ipynb", class_dir / "submitted" / "alan" / "ps1")
+    done = rlcourse(course, "autograde", "ps1", "--course-dir", class_dir, "--workers", "1")
+    assert done.returncode == 2, done.stderr
+    assert re.fullmatch(r"rlcourse: [^\n]+\n", done.stderr) and what in done.stderr, done.stderr
+    assert sorted(path.name for path in class_dir.iterdir()) == ["submitted"]
+
+
+def test_a_valid_copy_passes_the_quick_checks(tmp_path):
+    """The copies above fail for their one mistake, not for being copies."""
+    course = copy_course(tmp_path / "course")
+    done = rlcourse(course, "check", "ps1", "--quick")
+    assert done.returncode == 0 and done.stdout == "ps1: ok\n", done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.nbgrader
+@pytest.mark.parametrize("name", ["ps1", "ps2", "ps3"])
+def test_every_assignment_passes_every_check(name):
+    """Release as nbgrader makes it, items on real cells with matching points, documented and
+    banked tags, a loading oracle, and a reference with full marks."""
+    done = rlcourse(ROOT, "check", name)
+    assert done.returncode == 0 and done.stdout == f"{name}: ok\n", done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.nbgrader
+def test_a_grader_that_raises_leaves_the_submission_ungraded_and_its_fix_regrades(tmp_path):
+    """A grader bug is never a student's zero: nothing is recorded and the exit status says so;
+    fixing the grader (or the configuration) regrades the class without --force."""
+    from rlcourse.course.class_directory import ClassDirectory
+    from rlcourse.record.ledger import read_ledger
+    from rlcourse.course.bank import build_submission, load_entries, reference_student
+    from rlcourse.course.directory import Course
+
+    course = copy_course(tmp_path / "course", "ps3")
+    ps3 = Course(course).assignment("ps3")
+    entry = next(e for e in load_entries(ROOT / "tests" / "bank" / "ps3") if e.name == "reference")
+    class_dir = tmp_path / "class"
+    (class_dir / "submitted" / "ada" / "ps3").mkdir(parents=True)
+    (class_dir / "submitted" / "ada" / "ps3" / "ps3.ipynb").write_bytes(
+        build_submission(entry, reference_student(ps3.source_notebook, ps3.release_notebook)))
+    grader = course / "graders" / "ps3" / "test_discounted_returns.py"
+    original = grader.read_text()
+    first_item = original.index("\n    ", original.index("@item("))
+    grader.write_text(original[:first_item] + "\n    raise RuntimeError('a bug in the grader')" +
+                      original[first_item:])
+
+    def autograde():
+        return rlcourse(course, "autograde", "ps3", "--course-dir", class_dir, "--workers", "1",
+                        "--no-similarity")
+
+    broken = autograde()
+    assert broken.returncode == 1 and "1 not graded" in broken.stdout, broken.stdout + broken.stderr
+    assert "a bug in the grader" in broken.stderr
+    assert read_ledger(ClassDirectory(class_dir), ps3, "ada") is None
+    assert not (class_dir / "feedback" / "ada").exists()
+
+    grader.write_text(original)
+    fixed = autograde()
+    assert fixed.returncode == 0 and "1 graded" in fixed.stdout, fixed.stdout + fixed.stderr
+    report = read_ledger(ClassDirectory(class_dir), ps3, "ada")["report"]
+    assert report["score"] == report["max_score"] > 0
+
+    spec = course / "graders" / "ps3" / "assignment.toml"
+    spec.write_text(spec.read_text() + "\n# a changed configuration regrades too\n")
+    again = autograde()
+    assert again.returncode == 0 and "1 graded" in again.stdout, again.stdout + again.stderr
+    assert "unchanged" in autograde().stdout
+
+
+def test_a_tag_only_a_bug_model_names_must_be_documented_too(tmp_path):
+    """`Evidence` raises the tags of `Models`' bugs: the full check reads them from misconceptions.py."""
+    from rlcourse.batch.check import model_tag_problems
+    from rlcourse.course.directory import Course
+
+    course = copy_course(tmp_path / "course")
+    assert model_tag_problems(Course(course).assignment("ps1")) == []
+    path = course / "graders/ps1/diagnoses.toml"
+    text = path.read_text()
+    start = text.index("[clip_without_min]")
+    path.write_text(text[:start] + text[text.index("\n[", start + 1) + 1:])
+    problems = model_tag_problems(Course(course).assignment("ps1"))
+    assert len(problems) == 1 and problems[0].startswith("graders/ps1/diagnoses.toml: tag 'clip_without_min'")

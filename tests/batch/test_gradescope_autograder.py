@@ -1,0 +1,240 @@
+"""The autograder zip, run as Gradescope runs it: unpacked into a folder that bubblewrap mounts at
+/autograder, `run_autograder` grading each upload there, results.json read back.
+
+run_autograder uses this test's own environment (RLCOURSE_PYTHON) rather than one setup.sh
+installs per test; `test_setup_sh_installs_a_working_environment` checks setup.sh itself once.
+bwrap creates an empty /autograder on the host if there is none (the mount point); nothing is
+ever written into it.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from rlcourse.batch.gradescope import build_autograder
+from rlcourse.course.submission import NotebookProblem, load_submission
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "demo" / "submitted"
+STUDENTS = sorted(path.name for path in DEMO.iterdir() if (path / "ps1" / "ps1.ipynb").is_file())
+BEFORE_DUE = {"created_at": "2026-12-01T10:00:00-08:00",
+              "assignment": {"due_date": "2026-12-10T23:00:00-08:00", "late_due_date": None}}
+AFTER_DUE = dict(BEFORE_DUE, created_at="2026-12-11T09:00:00-08:00")
+
+pytestmark = pytest.mark.slow
+
+
+def unpack(zip_path: Path, autograder: Path) -> Path:
+    """Lay out `autograder` as Gradescope does: the zip's contents in source/, run_autograder
+    copied beside it, empty submission/ and results/."""
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(autograder / "source")
+    for info in zipfile.ZipFile(zip_path).infolist():  # extractall drops the modes
+        os.chmod(autograder / "source" / info.filename, (info.external_attr >> 16) & 0o777)
+    shutil.copy2(autograder / "source" / "run_autograder", autograder / "run_autograder")
+    return autograder
+
+
+def run_autograder(autograder: Path, files: dict, *, metadata=BEFORE_DUE, environment=()) -> dict:
+    """Put `files` ({relative path: bytes}) in submission/, run run_autograder with `autograder`
+    mounted at /autograder, and return results.json."""
+    for folder in ("submission", "results"):
+        shutil.rmtree(autograder / folder, ignore_errors=True)
+        (autograder / folder).mkdir()
+    for name, data in files.items():
+        path = autograder / "submission" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (autograder / "submission_metadata.json").write_text(json.dumps(metadata))
+    command = ["bwrap", "--dev-bind", "/", "/", "--bind", str(autograder), "/autograder",
+               "--chdir", "/autograder", "--setenv", "RLCOURSE_PYTHON", sys.executable]
+    for key, value in environment:
+        command += ["--setenv", key, value]
+    result = subprocess.run([*command, "/autograder/run_autograder"], capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads((autograder / "results" / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def autograder(ps1, tmp_path_factory):
+    """The zip unpacked once; its compilation cache warmed as setup.sh warms it (seeded from
+    this course's cache when it has one: the same reference, graders and worker)."""
+    folder = tmp_path_factory.mktemp("gradescope")
+    root = unpack(build_autograder(ps1, out=folder), folder / "autograder")
+    ours = ps1.course.cache_dir
+    if ours.is_dir():
+        for cache in ours.glob("jax-*"):
+            shutil.copytree(cache, root / "source" / ".rlcourse-cache" / cache.name)
+    subprocess.run([sys.executable, "-m", "rlcourse.batch.gradescope", "warm", "ps1",
+                    "--course", str(root / "source")], check=True, capture_output=True, timeout=900)
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference_reports():
+    """`rlcourse grade ps1 ... --json` for every demo notebook, in one run."""
+    paths = [DEMO / student / "ps1" / "ps1.ipynb" for student in STUDENTS]
+    result = subprocess.run([str(Path(sys.executable).with_name("rlcourse")), "grade", "ps1", *paths,
+                             "--json", "--no-service"], cwd=ROOT, capture_output=True, text=True,
+                            check=True, timeout=1800)
+    return dict(zip(STUDENTS, json.loads(result.stdout)))
+
+
+def item_tests(results: dict) -> list[dict]:
+    return [test for test in results["tests"] if "." not in test["number"]
+            and test["name"] != "Notes on your notebook"]
+
+
+def hidden_lines_in(results: dict, notebook: Path | None = None) -> list[str]:
+    """Lines of 30 characters or more from graders/ps1 and solutions/ps1 that appear anywhere in
+    results.json, except lines the student wrote themselves (as tests/explain/test_feedback.py checks)."""
+    text = json.dumps(results, ensure_ascii=False).replace("\\n", "\n").replace('\\"', '"')
+    own = set()
+    try:
+        cells = load_submission(notebook).cells if notebook is not None else ()
+    except NotebookProblem:  # nothing of it can be quoted back as its own code
+        cells = ()
+    own = {line.strip() for cell in cells for line in cell.source.splitlines()}
+    sources = [*(ROOT / "graders" / "ps1").glob("*.py"), *(ROOT / "solutions" / "ps1").glob("*.py")]
+    lines = {line.strip() for path in sources for line in path.read_text().splitlines()
+             if len(line.strip()) >= 30}
+    return sorted(line for line in lines if line in text and line not in own)
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_each_demo_upload_gets_the_points_and_diagnoses_rlcourse_grade_gives(autograder, reference_reports,
+                                                                               student):
+    """Same points per item, same diagnoses, the isolation in force, nothing hidden; one upload
+    sits in folders, as an unzipped upload does."""
+    notebook = DEMO / student / "ps1" / "ps1.ipynb"
+    name = "Archive/ps1/ps1.ipynb" if student == "grace" else "ps1.ipynb"
+    results = run_autograder(autograder, {name: notebook.read_bytes()})
+    report = reference_reports[student]
+    tests = item_tests(results)
+    assert [test["name"].split(":")[0] for test in tests] == [item["id"] for item in report["items"]]
+    for test, item in zip(tests, report["items"]):
+        assert (test["score"], test["max_score"]) == (item["score"], item["max_score"]), item["id"]
+        assert test["tags"] == ([item["diagnosis"]] if item["diagnosis"] else []), item["id"]
+        assert test["status"] == ("passed" if item["passed"] else "failed")
+        assert test["visibility"] == "visible"  # ps1's policy: everything, at once
+    assert results["score"] == report["score"] and results["visibility"] == "visible"
+    assert results["extra_data"]["isolation"] == report["isolation"]
+    assert results["extra_data"]["confinement"] == report["confinement"]
+    assert results["extra_data"]["sha256"] == report["sha256"]
+    assert 0 < results["execution_time"] < 900
+    if report["errors"]:
+        assert all(error in results["output"] for error in report["errors"])
+    assert hidden_lines_in(results, notebook) == []
+
+
+def test_the_feedback_policy_decides_visibility_and_the_metadata_the_view(autograder, reference_reports):
+    """With `score` before the due date and `full` after: an upload before it shows the total
+    and keeps the items for after the due date; one after it shows them at once."""
+    spec = autograder / "source" / "graders" / "ps1" / "assignment.toml"
+    original = spec.read_text()
+    spec.write_text(original + '\n[feedback]\nbefore_due = "score"\nafter_due = "full"\n')
+    notebook = (DEMO / "alan" / "ps1" / "ps1.ipynb").read_bytes()
+    try:
+        before = run_autograder(autograder, {"ps1.ipynb": notebook}, metadata=BEFORE_DUE)
+        after = run_autograder(autograder, {"ps1.ipynb": notebook}, metadata=AFTER_DUE)
+    finally:
+        spec.write_text(original)
+    report = reference_reports["alan"]
+    for results in (before, after):
+        assert results["score"] == report["score"] and results["visibility"] == "visible"
+        assert [test["score"] for test in item_tests(results)] == [item["score"] for item in report["items"]]
+    assert {test["visibility"] for test in before["tests"]} == {"after_due_date"}
+    assert {test["visibility"] for test in after["tests"]} == {"visible"}
+    assert after["extra_data"]["late"] is True and before["extra_data"]["late"] is False
+
+
+def big_notebook(ps1) -> bytes:
+    notebook = json.loads(ps1.release_notebook.read_text())
+    cell = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x" * (50 * 2**20)}]
+    return json.dumps(notebook).encode()
+
+
+def zipped_folder(notebook: bytes) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("ps1/ps1.ipynb", notebook)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("case,reason", [
+    ("nothing", "the upload is empty"),
+    ("two notebooks", "the upload holds 2 notebooks (ps1 (1).ipynb, ps1.ipynb)"),
+    ("a zip of a folder", "only the archive ps1.zip"),
+    ("not JSON", "ps1.ipynb is not valid JSON"),
+    ("50 MB", "ps1.ipynb is 50 MB, more than the 25 MB"),
+])
+def test_a_malformed_upload_gets_zero_and_a_readable_reason(autograder, ps1, case, reason):
+    ada = (DEMO / "ada" / "ps1" / "ps1.ipynb").read_bytes()
+    files = {"nothing": {}, "two notebooks": {"ps1.ipynb": ada, "ps1 (1).ipynb": ada},
+             "a zip of a folder": {"ps1.zip": zipped_folder(ada)},
+             "not JSON": {"ps1.ipynb": b'{"cells": [{"cell_type": "code", "sour'},
+             "50 MB": {"ps1.ipynb": big_notebook(ps1)}}[case]
+    started = time.monotonic()
+    results = run_autograder(autograder, files)
+    assert results["score"] == 0
+    assert results["output"].startswith("This upload could not be graded: ") and reason in results["output"]
+    tests = item_tests(results)
+    assert len(tests) == 18 and sum(test["max_score"] for test in tests) == 33
+    assert {test["score"] for test in tests} == {0} and {t["visibility"] for t in tests} == {"visible"}
+    assert hidden_lines_in(results) == []
+    assert time.monotonic() - started < 300
+
+
+def test_without_user_namespaces_grading_falls_back_to_rlimits_and_says_so(autograder, reference_reports):
+    """What the engine does where bubblewrap cannot start (Gradescope's container may forbid user
+    namespaces), forced here with RLCOURSE_ISOLATION: the same points, and extra_data names the
+    isolation that held."""
+    notebook = DEMO / "ada" / "ps1" / "ps1.ipynb"
+    results = run_autograder(autograder, {"ps1.ipynb": notebook.read_bytes()},
+                             environment=[("RLCOURSE_ISOLATION", "rlimits")])
+    report = reference_reports["ada"]
+    assert [test["score"] for test in item_tests(results)] == [item["score"] for item in report["items"]]
+    assert results["extra_data"]["isolation"] == "rlimits"
+    assert "resource limits only" in results["extra_data"]["isolation_reason"]
+
+
+@pytest.mark.install
+def test_setup_sh_installs_a_working_environment(ps1, tmp_path):
+    """setup.sh, run as Gradescope runs it but into a fresh virtual environment on this machine
+    (SETUP_TARGET): a dependency missing from pyproject.toml or constraints.txt fails here, not
+    on a course's first upload. TORCH_INDEX_URL is empty because this machine's pip
+    configuration already provides torch's CPU wheel (as for `make install`); on Gradescope it
+    defaults to PyTorch's CPU index. Then run_autograder grades with what it installed."""
+    root = unpack(build_autograder(ps1, out=tmp_path), tmp_path / "autograder")
+    venv = tmp_path / "venv"
+    environment = dict(os.environ, SETUP_TARGET=str(venv), TORCH_INDEX_URL="")
+    started = time.monotonic()
+    result = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=environment,
+                            capture_output=True, text=True, timeout=1800)
+    print(f"setup.sh took {time.monotonic() - started:.0f} s")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    probe = subprocess.run([str(venv / "bin" / "python"), "-I", "-c",
+                            "import rlcourse, jax, torch, nbformat, pytest, matplotlib; "
+                            "print(rlcourse.__file__, jax.__version__, torch.__version__)"],
+                           capture_output=True, text=True, check=True, timeout=300)
+    engine, jax_version, torch_version = probe.stdout.split()
+    assert engine.startswith(str(venv)) and jax_version == "0.10.2" and torch_version.startswith("2.13.0")
+    assert list((root / "source" / ".rlcourse-cache").glob("jax-*/ps1/warmed-*"))  # setup warmed it
+    notebook = DEMO / "ada" / "ps1" / "ps1.ipynb"
+    command = ["bwrap", "--dev-bind", "/", "/", "--bind", str(root), "/autograder", "--chdir", "/autograder",
+               "--setenv", "RLCOURSE_PYTHON", str(venv / "bin" / "python"), "/autograder/run_autograder"]
+    (root / "submission").mkdir()
+    (root / "submission" / "ps1.ipynb").write_bytes(notebook.read_bytes())
+    subprocess.run(command, check=True, capture_output=True, timeout=900)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == results["extra_data"]["max_score"] == 33  # ada is the reference
