@@ -7,7 +7,7 @@ import pytest
 
 from rlcourse.course.release import Release, Source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PS1 = ROOT / "release" / "ps1" / "ps1.ipynb"
 
 

@@ -12,7 +12,7 @@ import pytest
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
