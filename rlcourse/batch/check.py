@@ -221,8 +221,16 @@ def _comparable(cells) -> list[tuple]:
 
 
 def bank_problems(assignment: Assignment) -> list[str]:
-    """Every misconception the assignment documents has a bank entry that loses an item with it
-    (tests/bank/<name>/), so each diagnosis is seen to be reachable and right."""
+    """The bank (tests/bank/<name>/) is as large as the assignment needs, and says what to add:
+
+    * every solution code cell (a TODO) is written another way than the reference's by at least
+      one correct entry, so a different correct form is seen to get full marks (fairness);
+    * every misconception the assignment documents has a buggy entry that loses an item with
+      that tag, so each diagnosis is seen to be reachable and right.
+
+    The minimums grow with the assignment (one per TODO, one per tag) rather than being fixed
+    counts, so a one-exercise assignment made by `rlcourse new` passes, and a ten-exercise one
+    with three correct entries does not."""
     from rlcourse.course.bank import load_entries
     from rlcourse.course.diagnoses import load_diagnoses
 
@@ -231,10 +239,18 @@ def bank_problems(assignment: Assignment) -> list[str]:
     entries = load_entries(folder) if folder.is_dir() else []
     if not any(entry.correct for entry in entries):
         return [f"{shown}/: no correct entry (a file with LOSES = {{}}); add one"]
+    problems = []
+    rewritten = {grade_id for entry in entries if entry.correct and entry.raw is None
+                 for grade_id in (*entry.cells, *entry.edits)}
+    for grade_id in sorted(read_release(assignment).todo_ids - rewritten):
+        problems.append(f"{shown}/: no correct entry writes solution cell {grade_id!r} another way "
+                        f"than the reference; add one (LOSES = {{}}, CELLS or EDITS for "
+                        f"{grade_id!r}) so a different correct form is seen to get full marks")
     seen = {tag for entry in entries for tag in entry.loses.values()}
     documented = {tag for tag, d in load_diagnoses(assignment.grader_dir).items() if not d.generic}
-    return [f"{shown}/: no entry loses an item with tag {tag!r}; add a buggy entry that shows it"
-            for tag in sorted(documented - seen)]
+    problems += [f"{shown}/: no entry loses an item with tag {tag!r}; add a buggy entry that shows it"
+                 for tag in sorted(documented - seen)]
+    return problems
 
 
 def reference_problems(assignment: Assignment, *, log=None) -> list[str]:

@@ -3,7 +3,8 @@
 It writes the smallest complete assignment (docs/adding-an-assignment.md walks through it): a
 source notebook with one exercise (`add_one`), its visible test cell, the release nbgrader makes
 from it, the exact oracle, `assignment.toml`, `diagnoses.toml` with one misconception, a bug
-model, one hidden grader item, and two bank entries (the reference, and the bug). The author
+model, one hidden grader item, and three bank entries (the reference, the exercise written
+another way, and the bug: the least `rlcourse check` accepts for one exercise). The author
 then replaces the exercise with their own, keeping every check passing.
 """
 from __future__ import annotations
@@ -112,6 +113,11 @@ BANK_REFERENCE = '''"""The reference solution, as a student would submit it: eve
 LOSES = {}
 '''
 
+BANK_OTHER_FORM = '''"""add_one written another way than the reference: a correct form must get full marks."""
+CELLS = {{"add_one": "def add_one(x):\\n    return 1 + {array}\\n"}}
+LOSES = {{}}
+'''
+
 BANK_BUG = '''"""Returns x unchanged: the item names the returned_input misconception."""
 EDITS = {{"add_one": [("{array} + 1", "{array}")]}}
 LOSES = {{"add_one.random_arrays": "returned_input"}}
@@ -154,6 +160,7 @@ def new_assignment(course: Course, name: str, *, framework: str) -> list[Path]:
         root / "graders" / name / "misconceptions.py": MISCONCEPTIONS.format(name=name),
         root / "graders" / name / "test_add_one.py": GRADER.format(),
         root / "tests" / "bank" / name / "reference.py": BANK_REFERENCE,
+        root / "tests" / "bank" / name / "correct_one_plus_x.py": BANK_OTHER_FORM.format(array=array),
         root / "tests" / "bank" / name / "buggy_returned_input.py": BANK_BUG.format(array=array),
     }
     for path, text in files.items():

@@ -190,3 +190,29 @@ def test_a_tag_only_a_bug_model_names_must_be_documented_too(tmp_path):
     path.write_text(text[:start] + text[text.index("\n[", start + 1) + 1:])
     problems = model_tag_problems(Course(course).assignment("ps1"))
     assert len(problems) == 1 and problems[0].startswith("graders/ps1/diagnoses.toml: tag 'clip_without_min'")
+
+
+def test_the_bank_minimums_grow_with_the_assignment_and_say_what_to_add(tmp_path):
+    """One correct rewrite per TODO and one buggy entry per documented tag: removing the only
+    correct entry that rewrites `exact_return` another way, and the only entry showing
+    `dp_wrong_start_distribution`, gives one line each naming the cell or tag to add."""
+    from rlcourse.batch.check import bank_problems
+    from rlcourse.course.bank import load_entries
+    from rlcourse.course.directory import Course
+
+    course = copy_course(tmp_path / "course")
+    shutil.copytree(ROOT / "tests" / "bank" / "ps1", course / "tests" / "bank" / "ps1",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assert bank_problems(Course(course).assignment("ps1")) == []
+    bank = course / "tests" / "bank" / "ps1"
+    for entry in load_entries(bank):
+        if entry.correct and entry.name != "reference" and (
+                "exact_return" in entry.cells or "exact_return" in entry.edits):
+            entry.path.unlink()
+        if set(entry.loses.values()) == {"dp_wrong_start_distribution"}:
+            entry.path.unlink()
+    problems = bank_problems(Course(course).assignment("ps1"))
+    assert len(problems) == 2, problems
+    assert "no correct entry writes solution cell 'exact_return' another way" in problems[0]
+    assert "no entry loses an item with tag 'dp_wrong_start_distribution'" in problems[1]
+    assert all(line.startswith("tests/bank/ps1/: ") for line in problems), problems
