@@ -55,11 +55,11 @@ def grading_key(assignment: Assignment) -> str:
     from rlcourse.batch.backends import assignment_fingerprint
     from rlcourse.course.diagnoses import GENERIC
 
+    from rlcourse.course.files import digest_files, files_under
+
     digest = hashlib.sha256(assignment_fingerprint(assignment).encode() + b"\0")
     folder = assignment.course.root / "solutions" / assignment.name
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    digest_files(digest, files_under(folder), relative_to=folder)
     digest.update(GENERIC.read_bytes() + metadata.version("rlcourse").encode())
     return "grading:" + digest.hexdigest()[:16]
 

@@ -85,13 +85,10 @@ def make_backend(assignment: Assignment, settings: GraderSettings, *, workers: i
 def assignment_fingerprint(assignment: Assignment) -> str:
     """What decides a grade besides the notebook: the hidden graders and the release. A Dask
     worker compares its own copy with the caller's before grading anything."""
-    digest = hashlib.sha256()
-    files = sorted(path for path in assignment.grader_dir.rglob("*")
-                   if path.is_file() and "__pycache__" not in path.parts)
-    for path in [*files, assignment.release_notebook]:
-        digest.update(str(path.relative_to(assignment.course.root)).encode() + b"\0")
-        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
-    return digest.hexdigest()
+    from rlcourse.course.files import digest_files, files_under
+
+    return digest_files(hashlib.sha256(), [*files_under(assignment.grader_dir), assignment.release_notebook],
+                        relative_to=assignment.course.root).hexdigest()
 
 
 def warm_once(assignment: Assignment, settings: GraderSettings, log=None) -> None:

@@ -255,12 +255,11 @@ def engine_fingerprint() -> str:
     """The engine's own code: an upgraded or edited rlcourse makes a running service stale too."""
     import hashlib
 
-    digest = hashlib.sha256()
+    from rlcourse.course.files import digest_files, files_under
+
     package = Path(__file__).resolve().parents[1]
-    for path in sorted(package.rglob("*")):
-        if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return digest_files(hashlib.sha256(), files_under(package, (".py", ".toml")),
+                        relative_to=package).hexdigest()
 
 
 def _refuse_peer(connection) -> str | None:

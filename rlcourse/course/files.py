@@ -1,4 +1,5 @@
-"""Writing files so that a crash leaves either the old content or the new, never a part of it."""
+"""Writing files so that a crash leaves either the old content or the new, never a part of it;
+and hashing a folder's files, for the fingerprints that say whether something changed."""
 from __future__ import annotations
 
 import contextlib
@@ -26,3 +27,23 @@ def write_atomic(path: Path, data: bytes | str) -> Path:
             os.unlink(temporary)
         raise
     return path
+
+
+def files_under(folder: Path, suffixes: tuple[str, ...] | None = None) -> list[Path]:
+    """Every file under `folder` (none if it is missing), in a stable order, without Python's
+    bytecode caches; only those ending in `suffixes` when given."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return [path for path in sorted(folder.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts
+            and (suffixes is None or path.suffix in suffixes)]
+
+
+def digest_files(digest, paths, *, relative_to: Path):
+    """Feed each file's path (relative to `relative_to`) and bytes to `digest`, so renaming a
+    file changes the fingerprint as editing it does; a missing file counts as `<missing>`."""
+    for path in paths:
+        digest.update(str(path.relative_to(relative_to)).encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+    return digest
