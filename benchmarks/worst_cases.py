@@ -1,6 +1,6 @@
 """Benchmark: what pathological submissions cost, per assignment. A measurement, not a test.
 
-    .venv/bin/python benchmarks/worst_cases.py [ps1 ps2 ps3] [--no-alloc]
+    .venv/bin/python benchmarks/worst_cases.py [ps1 ps2 ps3] [--no-alloc] [--only TEXT] [--no-nbgrader]
 
 Each submission is the reference student (the release with every answer filled in) changed in
 one way:
