@@ -84,7 +84,7 @@ def describe_arguments(values: dict) -> str:
         if isinstance(shape, tuple):
             return f"shape{shape}"
         if depth < 3 and isinstance(value, dict):
-            return {str(key): describe(item, depth + 1) for key, item in sorted(value.items(), key=str)[:50]}
+            return {str(key): describe(item, depth + 1) for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))[:50]}
         if depth < 3 and isinstance(value, (list, tuple)):
             return [describe(item, depth + 1) for item in value[:50]]
         return type(value).__name__

@@ -19,6 +19,7 @@ from rlcourse.explain.feedback import (PNG_SIGNATURE, figure_png, render_feedbac
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.submission import CodeCell, load_submission
 from rlcourse.course.solutions import load_course_module
+from rlcourse.worker.errors import WorkerError
 
 ROOT = Path(__file__).resolve().parents[2]
 ALAN = ROOT / "demo" / "submitted" / "alan" / "ps1" / "ps1.ipynb"
@@ -152,23 +153,34 @@ def test_todo_cell_ids_are_the_release_notebooks_solution_cells():
 
 # --- graders/ps1/feedback.py ---------------------------------------------------------------------
 class FakeStudent:
-    """A submission whose policy_loss is the correct clipped loss (or raises), in NumPy."""
+    """A submission whose policy_loss is the correct clipped loss (or raises, or has no
+    gradient), in NumPy."""
 
-    def __init__(self, *, loss_raises=False, histories=True):
+    def __init__(self, *, loss_raises=False, histories=True, no_gradient=False):
         self.loss_raises = loss_raises
+        self.no_gradient = no_gradient
         self.histories = histories
         self.calls = 0
+        self.gradient_calls = 0
 
     def call(self, function, theta, records, *, method, clip, compiled):
         self.calls += 1
         if self.loss_raises:
-            raise RuntimeError("calling policy_loss raised NotImplementedError")
+            raise WorkerError("raised", "calling policy_loss raised NotImplementedError")
         logits = np.asarray(theta, dtype=np.float64)[records["observation"]]
         logp = -np.logaddexp(0.0, -logits)  # action 1 (right) in every record
         ratio = np.exp(logp - records["old_logp"].astype(np.float64))
         advantage = records["reward"].astype(np.float64)
         return -float(np.minimum(ratio * advantage,
                                  np.clip(ratio, 1 - clip, 1 + clip) * advantage).sum())
+
+    def value_and_grad(self, function, theta, records, *, wrt, method, clip, compiled):
+        self.gradient_calls += 1
+        if self.loss_raises or self.no_gradient:
+            raise WorkerError("raised", "calling policy_loss raised TypeError: no gradient")
+        value = self.call(function, theta, records, method=method, clip=clip, compiled=compiled)
+        self.calls -= 1
+        return value, np.zeros(3)
 
     def get(self, *names):
         if not self.histories:
@@ -183,7 +195,8 @@ class TestPs1FeedbackData:
         ratios = np.array(data["ratios"])
         assert not np.any(np.isclose(np.abs(ratios - 1), data["clip"]))
         for sign, advantage in (("positive", 1.0), ("negative", -1.0)):
-            expected = np.minimum(ratios * advantage, np.clip(ratios, 0.8, 1.2) * advantage)
+            band = (1 - data["clip"], 1 + data["clip"])
+            expected = np.minimum(ratios * advantage, np.clip(ratios, *band) * advantage)
             np.testing.assert_allclose(data["student"][sign], expected, rtol=1e-5)
 
     def test_artifacts_are_plain_json(self, ps1_feedback):
@@ -195,8 +208,15 @@ class TestPs1FeedbackData:
         student = FakeStudent(loss_raises=True)
         artifacts = ps1_feedback.collect(student)
         assert "clip_objective" not in artifacts and "training" in artifacts
-        assert student.calls == 1  # the first failure stops that part
+        # The first failure stops that part: one gradient call, then its value alone, once.
+        assert (student.gradient_calls, student.calls) == (1, 1)
         assert ps1_feedback.collect(FakeStudent(histories=False)).keys() == {"clip_objective"}
+
+    def test_a_loss_without_gradient_still_gets_its_curve(self, ps1_feedback):
+        student = FakeStudent(no_gradient=True)
+        data = ps1_feedback.collect(student)["clip_objective"]
+        assert student.gradient_calls == 1 and student.calls == 2 * len(data["ratios"])
+        assert data["student"] == ps1_feedback.collect(FakeStudent())["clip_objective"]["student"]
 
     def test_figures_tolerate_malformed_artifacts(self, ps1_feedback):
         assert ps1_feedback.figures({}) == []
