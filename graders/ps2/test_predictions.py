@@ -48,7 +48,7 @@ def written_before(student, cell: str, name: str):
             break
         try:
             tree = ast.parse(code.source)
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python: no prediction
             continue
         for statement in tree.body:
             targets = (statement.targets if isinstance(statement, ast.Assign)
