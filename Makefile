@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # nbgrader starts alembic and jupyter by name, so the environment's bin/ must be on PATH.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo lint test test-install test-fast release benchmark clean
+.PHONY: install demo lint test test-install test-fast release claims benchmark clean
 
 install: $(VENV)/.installed
 
@@ -46,6 +46,11 @@ ASSIGNMENTS := $(notdir $(wildcard source/ps*))
 # Regenerate release/ from source/ with nbgrader (commit the result).
 release: install
 	for name in $(ASSIGNMENTS); do $(BIN)/nbgrader generate_assignment $$name --force || exit 1; done
+
+# Rerun the experiments behind every figure the notebooks' prose states (claims/run.py): prints
+# each figure and fails if a sentence no longer holds. About 20 minutes on one core; CI runs it.
+claims: install
+	$(BIN)/python claims/run.py
 
 benchmark: install
 	$(BIN)/python benchmarks/grade_throughput.py

@@ -61,21 +61,23 @@ def random_buffer(rng, steps, envs, ends=0.25):
                 truncated=ended & ~terminated)
 
 
-@item(1, cell=CELL, title="the worked examples of the notebook")
+@item(1, cell=CELL, title="small cases like the notebook's worked examples")
 def test_course_examples(student, exact, models, explain):
+    """Cases of the worked examples' kind, small enough to work by hand, but not the notebook's own
+    numbers: its worked example and visible check show those, and a visible answer is not graded."""
     column = lambda *v: np.array(v, dtype=np.float64)[:, None]
     flags = lambda *v: np.array(v, dtype=bool)[:, None]
-    three = dict(rewards=column(1, 2, 3), values=column(0.5, 1, 1.5), next_values=column(1, 1.5, 2))
-    cases = [("truncated at the last step, gamma 0.9, lambda 0.5",
-              dict(three, terminated=flags(0, 0, 0), truncated=flags(0, 0, 1)), 0.9, 0.5),
-             ("truncated at the last step, gamma 0.9, lambda 1",
-              dict(three, terminated=flags(0, 0, 0), truncated=flags(0, 0, 1)), 0.9, 1.0),
-             ("two steps terminated at the end, gamma 0.9, lambda 0.95",
-              dict(rewards=column(1, 2), values=column(0.5, 1), next_values=column(1, 7),
-                   terminated=flags(0, 1), truncated=flags(0, 0)), 0.9, 0.95)]
+    three = dict(rewards=column(0.5, -1, 2), values=column(0.2, 0.4, -0.1), next_values=column(0.4, -0.1, 1.5))
+    cases = [("truncated at the last step, gamma 0.8, lambda 0.6",
+              dict(three, terminated=flags(0, 0, 0), truncated=flags(0, 0, 1)), 0.8, 0.6),
+             ("truncated at the last step, gamma 0.8, lambda 1",
+              dict(three, terminated=flags(0, 0, 0), truncated=flags(0, 0, 1)), 0.8, 1.0),
+             ("two steps terminated at the end, gamma 0.8, lambda 0.9",
+              dict(rewards=column(2, -1), values=column(0.3, 0.6), next_values=column(0.6, 5),
+                   terminated=flags(0, 1), truncated=flags(0, 0)), 0.8, 0.9)]
     evidence = Evidence()
     for label, buffer, gamma, lam in cases:
-        what = f"compute_gae on the notebook's example ({label})"
+        what = f"compute_gae on a small example ({label})"
         evidence.compare(call_gae(student, buffer, gamma, lam, what),
                          exact.gae_by_definition(**buffer, gamma=gamma, lam=lam), what=what,
                          models=models.gae_models(buffer, gamma, lam), explain=explain, **TOL,

@@ -158,10 +158,12 @@ class Release:
     # --- skip cells ------------------------------------------------------------------------------
     def skip_cell_problems(self, wanted) -> list[str]:
         """What is wrong with `skip_cells`: each must be a given cell of the release (locked,
-        neither an answer nor a test) after its last solution cell, so that no student code
-        written in the notebook's own cells can depend on what it defines."""
+        neither an answer nor a test) after its last solution code cell, so that no student code
+        written in the notebook's own cells can depend on what it defines. A written answer (a
+        markdown solution cell) runs no code, so it may follow: it explains what the cell showed."""
         wanted = set(wanted)
-        last_solution = max((cell.index for cell in self.cells if cell.solution), default=-1)
+        last_solution = max((cell.index for cell in self.cells if cell.solution and cell.cell_type == "code"),
+                            default=-1)
         found = {cell.grade_id: cell for cell in self.cells if cell.grade_id in wanted}
         problems = [f"{name} is not a cell of the release" for name in sorted(wanted - set(found))]
         for name, cell in sorted(found.items()):

@@ -319,3 +319,17 @@ def reach_return(weights, starts, max_steps=10) -> float:
                 break
         returns.append(total)
     return float(np.mean(returns))
+
+
+# --- The break-it lab's prediction --------------------------------------------------------------
+KL_BANDS = {"much larger": (20.0, np.inf), "larger": (2.0, 20.0), "about the same": (0.7, 1.5),
+            "smaller": (0.0, 0.7)}
+"""The options a student picks from for each variant: its mean approximate KL per update over the
+standard run's, as an open interval. The gaps between the bands leave no mechanism on a border."""
+
+BREAK_IT_KL = {"no clip": "much larger", "clip without min": "larger", "lambda = 1": "about the same",
+               "K = 1": "smaller", "no entropy": "about the same", "wrong bootstrap": "about the same"}
+"""The band each variant of the lab falls in, from its mechanism: only the clip (and the min
+beside it) and the number of gradient steps per rollout change how far an update moves the
+policy; lambda, the entropy bonus and the bootstrap change what the advantages say, not the size
+of the step. `make claims` reruns the lab on several seeds and fails if a variant leaves its band."""

@@ -79,6 +79,16 @@ def test_skip_cells_must_be_given_cells_after_every_answer():
         "t is not a locked cell without points"]
 
 
+
+def test_a_written_answer_may_follow_a_skip_cell():
+    """A markdown answer explains what a skipped demonstration showed; it runs no code."""
+    release = _release(_cell("code", "def f(): ...", solution=True, grade=False, locked=False, grade_id="f"),
+                       _cell("code", "plot()", locked=True, grade=False, solution=False, grade_id="demo"),
+                       _cell("markdown", "Because ...", solution=True, grade=True, locked=False,
+                             grade_id="why", points=2))
+    assert release.skip_cell_problems(["demo"]) == []
+
+
 def test_released_cells_are_copies():
     release = Release.read(PS1)
     cell = release.released_cell("test_returns_to_go")

@@ -1,0 +1,150 @@
+"""`make claims`: reruns the experiments behind every figure a notebook's prose states, prints each
+figure, and fails if a sentence no longer holds.
+
+A notebook's text about its experiments ("on each of seeds 0-4 ...") is a claim about code that
+changes (the reference solution, the given training loops, the libraries). Each claim below quotes
+the sentence it backs, exactly as the source notebook states it, so that editing the sentence
+without the check (or the check without the sentence) fails too. The runs are the notebook's own:
+the source notebook's code cells (reference answers included) are executed here, not copied.
+
+Usage: python claims/run.py [ps2] [ps3]      (all when none is named; minutes, serial)
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+PS2_SEEDS = range(5)
+PS3_SEEDS = range(10)
+
+
+def notebook_namespace(assignment: str, last_cell: str) -> dict:
+    """The globals of the source notebook run from the top down to `last_cell`, tests skipped."""
+    matplotlib.use("Agg")
+    namespace: dict = {}
+    for cell in nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4).cells:
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or nbgrader.get("grade"):
+            continue
+        exec(compile(cell.source, f"{assignment}:{nbgrader.get('grade_id')}", "exec"), namespace)
+        if nbgrader.get("grade_id") == last_cell:
+            return namespace
+    raise LookupError(f"{assignment}: no code cell {last_cell!r}")
+
+
+def prose(assignment: str) -> str:
+    """The source notebook's markdown, with line breaks folded, as a reader reads it."""
+    notebook = nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    return " ".join(" ".join(cell.source.split()) for cell in notebook.cells if cell.cell_type == "markdown")
+
+
+class Claims:
+    """Collects each quoted sentence, the figures measured for it, and whether it held."""
+
+    def __init__(self, assignment: str):
+        self.assignment, self.text, self.failed = assignment, prose(assignment), []
+
+    def check(self, quote: str | None, holds: bool, figures: str, *, about: str = "") -> None:
+        """`quote`: the notebook's sentence; None for a fact the graders rely on (`about` says which)
+        that the notebook must not state, such as the answer to a prediction."""
+        quoted = quote is None or " ".join(quote.split()) in self.text
+        verdict = "holds" if holds and quoted else ("NOT QUOTED in the notebook" if not quoted else "FAILS")
+        print(f"[{self.assignment}] {verdict}: {about or repr(quote)}\n      {figures}", flush=True)
+        if verdict != "holds":
+            self.failed.append(about or quote)
+
+
+def ps2() -> list[str]:
+    ns = notebook_namespace("ps2", "ppo_update")
+    lab, replace = ns["LAB"], ns["dataclasses"].replace
+    variants = {"standard": lab, "no clip": replace(lab, surrogate="unclipped"),
+                "clip without min": replace(lab, surrogate="clip_only"), "lambda = 1": replace(lab, lam=1.0),
+                "K = 1": replace(lab, epochs=1), "no entropy": replace(lab, c2=0.0),
+                "wrong bootstrap": replace(lab, wrong_bootstrap=True)}
+    kl, clip, ret = ({name: [] for name in variants} for _ in range(3))
+    for seed in PS2_SEEDS:
+        for name, config in variants.items():
+            history = ns["train"](config, seed=seed)[0]
+            kl[name].append(float(history["approx_kl"].mean()))
+            clip[name].append(float(history["clip_fraction"].mean()))
+            ret[name].append(float(history["return"][-1]))
+    ratio = {name: np.array(kl[name]) / np.array(kl["standard"]) for name in variants}
+    show = lambda name: (f"{name}: KL / standard per seed {np.round(ratio[name], 2).tolist()}, "
+                         f"clip fraction {np.round(clip[name], 3).tolist()}")
+    for name in variants:
+        print(f"      [{name}] final return per seed {np.round(ret[name], 3).tolist()}; {show(name)}")
+    claims = Claims("ps2")
+    above = lambda name: np.array(ret[name]) > np.array(ret["standard"])
+    claims.check("the no-entropy row ended above the standard one on some seeds and below it on others",
+                 0 < above("no entropy").sum() < len(PS2_SEEDS), f"above on {above('no entropy').tolist()}")
+    claims.check("the clip-without-min row, a broken variant, ended above the standard run on every one of them",
+                 all(above("clip without min")), f"above on {above('clip without min').tolist()}")
+    exact = load_exact("ps2")
+    outside = {name: ratio[name].round(2).tolist() for name, band in exact.BREAK_IT_KL.items()
+               if not all((ratio[name] > exact.KL_BANDS[band][0]) & (ratio[name] < exact.KL_BANDS[band][1]))}
+    claims.check("each variant's KL column lands in the same one of the four bands of your prediction on "
+                 "every one of seeds 0–4", not outside,
+                 "; ".join(map(show, variants)) + f"; outside the band of BREAK_IT_KL: {outside}",
+                 about="each variant's KL over the standard's lies in the band the prediction item's "
+                       "answer gives it (solutions/ps2/exact.py BREAK_IT_KL) on every seed")
+    return claims.failed
+
+
+def load_exact(assignment: str):
+    """The assignment's exact oracle (solutions/<a>/exact.py), which some answers come from."""
+    from rlcourse.course.solutions import load_solution
+
+    return load_solution(ROOT, assignment, "exact")
+
+
+def ps3() -> list[str]:
+    ns = notebook_namespace("ps3", "given_agents")
+    train, first_and_last = ns["train"], ns["first_and_last"]
+    runs = {agent: np.array([first_and_last(train(agent, seed=s)) for s in PS3_SEEDS])
+            for agent in ("reinforce", "ppo", "a2c")}
+    for agent, table in runs.items():
+        print(f"      [{agent}] first 20% per seed {np.round(table[:, 0], 1).tolist()}, "
+              f"last 20% {np.round(table[:, 1], 1).tolist()}")
+    lam = {value: np.array([first_and_last(train("ppo", seed=s, lam=value))[1] for s in PS3_SEEDS])
+           for value in (0.0, 1.0)}
+    print(f"      [lambda] last 20% per seed: {({k: np.round(v, 1).tolist() for k, v in lam.items()})}")
+    lr = {value: np.array([first_and_last(train("ppo", seed=s, lr=value))[1] for s in PS3_SEEDS])
+          for value in (3e-4, 3e-2)}
+    print(f"      [lr] last 20% per seed: {({k: np.round(v, 1).tolist() for k, v in lr.items()})}")
+    claims = Claims("ps3")
+    first, last = ({agent: table[:, column] for agent, table in runs.items()} for column in (0, 1))
+    claims.check("the mean length over the last 20% of episodes was above 150 for REINFORCE with standardised "
+                 "returns and for PPO and above 45 for A2C, against below 60 over the first 20% for all three",
+                 all(last["reinforce"] > 150) and all(last["ppo"] > 150) and all(last["a2c"] > 45)
+                 and all(all(first[agent] < 60) for agent in runs), "see the per-seed figures above")
+    claims.check("(on most of seeds 0–9, above 175 of the 200 allowed)",
+                 (last["reinforce"] > 175).sum() > 5 and (last["ppo"] > 175).sum() > 5,
+                 f"runs above 175: REINFORCE {(last['reinforce'] > 175).sum()}, PPO {(last['ppo'] > 175).sum()}")
+    claims.check("(on every one of seeds 0–9 below 120 steps, on most of them below 80)",
+                 all(last["a2c"] < 120) and (last["a2c"] < 80).sum() > 5,
+                 f"A2C's largest {last['a2c'].max():.1f}, below 80: {(last['a2c'] < 80).sum()}")
+    claims.check("(on seeds 0–9, every $\\lambda = 0$ run ended below every $\\lambda = 1$ run)",
+                 lam[0.0].max() < lam[1.0].min(), f"lambda 0 at most {lam[0.0].max():.1f}, "
+                 f"lambda 1 at least {lam[1.0].min():.1f}")
+    claims.check("On seeds 0–9, every run at 3e-2 ended above 180 steps, and every run at 3e-4 below 170",
+                 lr[3e-2].min() > 180 and lr[3e-4].max() < 170,
+                 f"3e-2 at least {lr[3e-2].min():.1f}; 3e-4 at most {lr[3e-4].max():.1f}")
+    return claims.failed
+
+
+def main(names: list[str]) -> int:
+    started, failed = time.perf_counter(), []
+    for name in names or ["ps2", "ps3"]:
+        failed += {"ps2": ps2, "ps3": ps3}[name]()
+    print(f"{len(failed)} claim(s) failed; {time.perf_counter() - started:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

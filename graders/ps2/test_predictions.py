@@ -1,0 +1,88 @@
+"""The break-it lab's prediction, read from what the student wrote before the lab ran.
+
+`KL_PREDICTION` is graded from the source of the code cells above the lab cell, statically: the
+value must be a literal written there, so nothing the lab prints (or any later cell) can change
+it. Grading never runs the lab (assignment.toml skips it); `make claims` reruns it on several
+seeds and fails if a variant leaves the band the answer gives it (solutions/ps2/exact.py)."""
+import ast
+
+from rlcourse.grading.rubric import Failure, item
+
+CELL = "test_predict_break_it"
+LAB_CELL = "break_it_lab"
+NAME = "KL_PREDICTION"
+
+# Per variant: the tag a wrong band reveals, and what each wrong option says about the mechanism.
+WRONG = {
+    "no clip": ("prediction_clip_not_the_limit",
+                "without the clip nothing stops ten epochs of steps on one rollout; the ratio runs "
+                "far from 1 and the KL per update grows by more than an order of magnitude"),
+    "clip without min": ("prediction_clip_alone_is_ppo",
+                         "clip(r) A alone is flat outside the band on both sides, so it stops some "
+                         "runaway ratios but not as PPO does, and it loses the slope that pulls a "
+                         "ratio back: the KL per update is several times the standard's, not tens "
+                         "of times and not the same"),
+    "lambda = 1": ("prediction_lambda_moves_policy",
+                   "lambda changes which residuals each advantage sums, not how far the update may "
+                   "move: the advantages are normalised and the clip bounds the step as before"),
+    "K = 1": ("prediction_epochs_not_step_count",
+              "one epoch instead of ten gives each rollout a tenth of the gradient steps, so the "
+              "policy moves less per update"),
+    "no entropy": ("prediction_entropy_moves_policy",
+                   "with c2 = 0.01 the entropy bonus is a small term; removing it hardly changes "
+                   "how far one update moves the policy"),
+    "wrong bootstrap": ("prediction_bootstrap_moves_policy",
+                        "a wrong bootstrap makes the advantages wrong, not larger: after "
+                        "normalisation and clipping the update moves the policy as far as before"),
+}
+
+
+def written_before(student, cell: str, name: str):
+    """The value of the last top-level `name = <literal>` in the code cells above `cell`, read
+    from their source; a Failure if there is none or it is not a literal."""
+    cells = student.submission.cells
+    stop = next((c.index for c in cells if c.grade_id == cell), None)
+    found = None
+    for code in cells:
+        if stop is not None and code.index >= stop:
+            break
+        try:
+            tree = ast.parse(code.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python: no prediction
+            continue
+        for statement in tree.body:
+            targets = (statement.targets if isinstance(statement, ast.Assign)
+                       else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                found = statement.value
+    if found is None:
+        raise Failure("missing_name", did=f"no cell above the lab assigns {name}",
+                      should=f"set {name} in the prediction cell, before you run the lab")
+    try:
+        return ast.literal_eval(found)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise Failure("bad_output", did=f"{name} is computed, not written out",
+                      should=f"write {name} as a literal dict of strings: a prediction is what you "
+                             "expect before running, so it cannot come from code") from None
+
+
+@item(2, cell=CELL, title="the break-it lab's KL, predicted before running it")
+def test_break_it_kl(student, exact):
+    predicted = written_before(student, LAB_CELL, NAME)
+    if not isinstance(predicted, dict) or set(predicted) != set(exact.BREAK_IT_KL):
+        raise Failure("bad_output", did=f"{NAME} is not a dict with exactly the lab's six variants",
+                      should="keep the keys of the given dict and set each value to one of "
+                             + ", ".join(map(repr, exact.KL_BANDS)))
+    answers = {key: value.strip().lower() if isinstance(value, str) else value
+               for key, value in predicted.items()}
+    unknown = [key for key, value in answers.items() if value not in exact.KL_BANDS]
+    if unknown:
+        raise Failure("bad_output", did=f"{NAME}[{unknown[0]!r}] is {predicted[unknown[0]]!r}",
+                      should="each value should be one of " + ", ".join(map(repr, exact.KL_BANDS)))
+    wrong = [key for key in exact.BREAK_IT_KL if answers[key] != exact.BREAK_IT_KL[key]]
+    if wrong:
+        tag, why = WRONG[wrong[0]]
+        others = f" (also not right: {', '.join(map(repr, wrong[1:]))})" if wrong[1:] else ""
+        raise Failure(tag, did=f"you predicted {answers[wrong[0]]!r} for {wrong[0]!r}{others}",
+                      should=why, see="compare your prediction with the lab's 'KL / std.' column, and "
+                                      "ask what sets how far one update can move the policy.")
