@@ -32,6 +32,10 @@ a copy of grace's notebook, disguised (DISGUISED), which the similarity report f
 DISGUISED = {"linus": 1}
 """Demo student -> seed of rlcourse.report.disguise: names, comments and layout changed."""
 
+RAN_AS = {"linus": "grace"}
+"""Demo student -> whose student id their notebook last ran under, when not their own: linus
+copied grace's notebook with its outputs, so its parameter cell prints grace's values."""
+
 DUE_DATE = "2026-03-02 17:00:00 UTC"
 SUBMITTED_AT = {
     "ada": "2026-03-01 22:14:03.512093 UTC",
@@ -65,7 +69,35 @@ def built_demo(course: Course) -> dict[str, bytes]:
     built = {student: build_submission(entries[name], base) for student, name in STUDENTS.items()}
     for student, seed in DISGUISED.items():
         built[student] = disguised_submission(built[student], seed, assignment.release_notebook)
+    if assignment.variants.enabled:
+        built = {student: with_parameter_output(content, assignment, RAN_AS.get(student, student))
+                 for student, content in built.items()}
     return built
+
+
+def with_parameter_output(content: bytes, assignment, ran_as: str) -> bytes:
+    """The notebook as `ran_as` left it: its parameter cell with the line that cell prints for
+    them (computed by running the cell's own code for that id). A file that is not a notebook
+    is left as it is."""
+    import contextlib
+    import io
+
+    import nbformat
+
+    from rlcourse.course.variants import PARAMETER_CELL, parameter_cell
+
+    try:
+        notebook = nbformat.reads(content.decode("utf-8"), as_version=4)
+    except Exception:  # noqa: BLE001 - the demo's unreadable notebook stays unreadable
+        return content
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(parameter_cell(assignment.name, assignment.variants, student=ran_as), {})  # noqa: S102 - the course's own cell
+    for cell in notebook.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == PARAMETER_CELL:
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed.getvalue())]
+            cell.execution_count = 2
+    return nbformat.writes(notebook).encode("utf-8") + b"\n"
 
 
 def rebuild(course: Course) -> None:

@@ -7,7 +7,7 @@ from rlcourse.grading.rubric import Failure, as_array, as_records, expect_close,
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
-def test_changed_seed(student, exact, models, explain):
+def test_changed_seed(student, exact, models, explain, params):
     values = student.get("other_theta", "other_history", "theta_pg")
     theta = as_array(values["other_theta"], what="other_theta", shape=(3,))
     history = as_array(values["other_history"], what="other_history")
@@ -30,6 +30,14 @@ def test_changed_seed(student, exact, models, explain):
         raise Failure("wrong_value", did="other_theta equals theta_pg from the seed-0 run",
                       should="train with a different seed, so that the parameters differ",
                       see="print(other_theta, theta_pg).")
+    seed = params["seed"]  # the student's own seed: a run copied from a classmate used theirs
+    own, _ = student.call("train", seed=seed, method="reinforce", epochs=1)
+    if not np.allclose(theta, as_array(own, what=f"train(seed={seed}) theta", shape=(3,)),
+                       rtol=1e-5, atol=1e-6):
+        raise Failure("wrong_value", did=f"other_theta is not what train(seed={seed}, "
+                      "method='reinforce', epochs=1) returns",
+                      should=f"train from your own seed, PARAMS['seed'] = {seed}",
+                      see="other_theta, other_history = train(seed=PARAMS['seed'], ...).")
 
 
 @item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
@@ -54,28 +62,30 @@ def test_frozen_reference(student, exact, explain):
                       see="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
 
 
-@item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2")
-def test_horizon_change(student, exact, models, explain):
+@item(1, cell="test_exercise_horizon", title="the always-right policy with a shorter horizon")
+def test_horizon_change(student, exact, models, explain, params):
     short = as_array(student.get("short")["short"], what="short", shape=())
-    theta = np.full(3, 100.0)
-    expect_close(short, exact.dp_return(theta, 2), what="short", rtol=1e-5, atol=1e-6,
-                 models=models.exact_return(theta, 2) + [("wrong_value", exact.dp_return(theta, 8))],
+    theta, horizon = np.full(3, 100.0), params["horizon"]
+    expect_close(short, exact.dp_return(theta, horizon), what="short", rtol=1e-5, atol=1e-6,
+                 models=models.exact_return(theta, horizon) + [("wrong_value", exact.dp_return(theta, 8))],
                  explain=explain,
-                 see="from cell 0 two steps right earn -0.02; from cell 1 they reach the goal for 0.99.")
+                 see=f"short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon']), your "
+                     f"horizon being {horizon}: count which start cell reaches the goal in time.")
 
 
 @item(1, cell="test_exercise_clipping_signs", title="clipped objective on both advantage signs")
-def test_clipping_signs(student, exact, explain):
+def test_clipping_signs(student, exact, explain, params):
     values = student.get("positive", "negative")
-    ratio = np.array([0.6, 1.0, 1.4])
+    ratio, eps = np.array([0.6, 1.0, 1.4]), params["clip"]
     for name, advantage in (("positive", 1.0), ("negative", -1.0)):
-        clipped = np.clip(ratio, 0.8, 1.2) * advantage
+        clipped = np.clip(ratio, 1 - eps, 1 + eps) * advantage
         expect_close(as_array(values[name], what=name, shape=(3,)),
-                     exact.clipped_objective(ratio, advantage, 0.2), what=name,
+                     exact.clipped_objective(ratio, advantage, eps), what=name,
                      models={"clip_without_min": clipped,
                              "max_instead_of_min": np.maximum(ratio * advantage, clipped)},
                      explain=explain, rtol=1e-5, atol=1e-6,
-                     see="for each ratio take min(ratio * A, clip(ratio, 0.8, 1.2) * A).")
+                     see=f"for each ratio take min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A) "
+                         f"with your eps = PARAMS['clip'] = {eps}.")
 
 
 @item(1, cell="test_exercise_sampled_vs_exact", title="sampled against exact gradient")
