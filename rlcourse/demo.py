@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
+from rlcourse.course.variants import with_parameter_output
 from rlcourse.report.disguise import disguised_submission
 
 ASSIGNMENT = "ps1"
@@ -70,34 +71,10 @@ def built_demo(course: Course) -> dict[str, bytes]:
     for student, seed in DISGUISED.items():
         built[student] = disguised_submission(built[student], seed, assignment.release_notebook)
     if assignment.variants.enabled:
-        built = {student: with_parameter_output(content, assignment, RAN_AS.get(student, student))
+        built = {student: with_parameter_output(content, assignment.name, assignment.variants,
+                                                RAN_AS.get(student, student))
                  for student, content in built.items()}
     return built
-
-
-def with_parameter_output(content: bytes, assignment, ran_as: str) -> bytes:
-    """The notebook as `ran_as` left it: its parameter cell with the line that cell prints for
-    them (computed by running the cell's own code for that id). A file that is not a notebook
-    is left as it is."""
-    import contextlib
-    import io
-
-    import nbformat
-
-    from rlcourse.course.variants import PARAMETER_CELL, parameter_cell
-
-    try:
-        notebook = nbformat.reads(content.decode("utf-8"), as_version=4)
-    except Exception:  # noqa: BLE001 - the demo's unreadable notebook stays unreadable
-        return content
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(parameter_cell(assignment.name, assignment.variants, student=ran_as), {})  # noqa: S102 - the course's own cell
-    for cell in notebook.cells:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == PARAMETER_CELL:
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed.getvalue())]
-            cell.execution_count = 2
-    return nbformat.writes(notebook).encode("utf-8") + b"\n"
 
 
 def rebuild(course: Course) -> None:

@@ -199,3 +199,60 @@ def printed_parameters(text: str) -> tuple[str, dict] | None:
             except (ValueError, SyntaxError):
                 return None
     return None
+
+
+def shown_parameters(path) -> tuple[str, dict] | None:
+    """(student id, values) the submitted notebook's parameter cell printed when its author last
+    ran it, read from its saved outputs without running anything; None if it shows none."""
+    import nbformat
+
+    try:
+        notebook = nbformat.read(str(path), as_version=4)
+    except Exception:  # noqa: BLE001 - an unreadable notebook shows nothing
+        return None
+    for cell in notebook.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") != PARAMETER_CELL:
+            continue
+        text = "".join(output.get("text", "") for output in cell.get("outputs", [])
+                       if output.get("output_type") == "stream")
+        return printed_parameters(text)
+    return None
+
+
+def borrowed_parameters(assignment: str, variants: Variants, student: str, path) -> dict | None:
+    """Evidence that `student`'s notebook was run with someone else's parameters: its parameter
+    cell printed another student's id (or values that are not theirs) when it was last run,
+    as in a notebook copied with its outputs. None when it shows their own, none, or the
+    defaults of a run without any id (not someone else's)."""
+    if not variants.enabled:
+        return None
+    shown = shown_parameters(path)
+    if shown is None or not shown[0]:
+        return None
+    own = variants.for_student(assignment, student)
+    if shown[0] == student and shown[1] == own:
+        return None
+    return {"student": student, "shown_for": shown[0], "shown": shown[1], "own": own}
+
+
+def with_parameter_output(content: bytes, assignment: str, variants: Variants, ran_as: str) -> bytes:
+    """A notebook's bytes as `ran_as` would leave them: its parameter cell holding the line that
+    cell prints for that id (computed by running the cell's own code). For the demo class and
+    tests; a file that is not a notebook is returned as it is."""
+    import contextlib
+    import io
+
+    import nbformat
+
+    try:
+        notebook = nbformat.reads(content.decode("utf-8"), as_version=4)
+    except Exception:  # noqa: BLE001 - an unreadable notebook stays unreadable
+        return content
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(parameter_cell(assignment, variants, student=ran_as), {})  # noqa: S102 - the course's own cell
+    for cell in notebook.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == PARAMETER_CELL:
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed.getvalue())]
+            cell.execution_count = 2
+    return nbformat.writes(notebook).encode("utf-8") + b"\n"

@@ -6,7 +6,7 @@
   (`exp(new) / exp(old)`, mathematically the same ratio, equal to float32 rounding since the
   probabilities are far from 0); `old_grad` differentiates through `{**b, 'old_logp': lp}`
   at `b['old_logp']`.
-* Exercise 3 converts the result to a Python float and passes the student's horizon positionally
+* Exercise 3 converts the result to a Python float and passes the horizon positionally
   (`static_argnames` still applies to a positional argument).
 * Exercise 4 computes min(r*A, clip(r)*A) in a Python list comprehension with builtin min/max,
   with epsilon taken from PARAMS under another name.
@@ -25,7 +25,7 @@ newlog = log_probability(jnp.ones(3), b['observation'], b['action'])
 ratios = jnp.exp(newlog) / jnp.exp(old)
 old_grad = jax.grad(lambda lp: policy_loss(jnp.ones(3), {**b, 'old_logp': lp}))(b['old_logp'])
 ''',
-    "exercise_horizon": '''short = float(exact_return(jnp.full(3, 100.0), PARAMS["horizon"]))
+    "exercise_horizon": '''short = float(exact_return(jnp.full(3, 100.0), 2))
 print(short)
 ''',
     "exercise_clipping_signs": '''ratio = jnp.array([0.6, 1.0, 1.4])

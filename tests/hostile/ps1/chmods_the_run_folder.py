@@ -8,7 +8,7 @@ Must happen: the chmods are refused (the worker's mounts are read-only outside i
 scratch, and the run's folder belongs to another user); this student keeps full marks, and `zoe`,
 graded after it, keeps 33/33. The answer is set first, so nothing is lost.
 """
-CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 import os as _os
 for _folder in (_os.path.dirname(_os.getcwd()), _os.path.dirname(_os.path.dirname(_os.getcwd()))):
     try:

@@ -12,7 +12,7 @@ EDITS = {"exact_return": [("    p_right = jax.nn.sigmoid(theta)\n",
                            "        import os as _os\n"
                            "        _os._exit(0)\n"
                            "    p_right = jax.nn.sigmoid(theta)\n")]}
-CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 try:
     raise SystemExit(0)
 finally:

@@ -32,6 +32,6 @@ for _pid in _sleepers[3:]:
     _os.waitpid(_pid, 0)
 if len(_sleepers) >= 128:
     raise RuntimeError(f"forked {len(_sleepers)} processes: nothing capped them")
-short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+short = exact_return(jnp.full(3, 100.0), horizon=2)
 '''}
 LOSES = {}

@@ -10,6 +10,6 @@ _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
 _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 while True:
     pass
-short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+short = exact_return(jnp.full(3, 100.0), horizon=2)
 '''}
 LOSES = {"exercises.horizon_change": "missing_name"}

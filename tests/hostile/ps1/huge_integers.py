@@ -18,5 +18,5 @@ EDITS = {
                       "        return 10 ** 5000\n"
                       "    p_right = jax.nn.sigmoid(theta)\n")],
 }
-CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])\nhuge = 10 ** 5000\nbig = 2 ** 80\n"}
+CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=2)\nhuge = 10 ** 5000\nbig = 2 ** 80\n"}
 LOSES = {"returns_to_go.random_batches": "bad_output", "exact_return.random_theta_horizons": "raised"}

@@ -27,6 +27,6 @@ EDITS = {"exact_return": [
 CELLS = {"exercise_horizon": r'''import sys
 print(_hostile_read_hidden()[-290:], file=sys.stderr, flush=True)
 _os._exit(3)
-short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+short = exact_return(jnp.full(3, 100.0), horizon=2)
 '''}
 LOSES = {"exact_return.random_theta_horizons": "raised", "exercises.horizon_change": "missing_name"}

@@ -9,7 +9,7 @@ Must happen: extra fields are ignored; the lying array is rejected by the grader
 that item is lost (`bad_reply`) and nothing else changes. (The `_describe` patch only relabels
 this student's own errors, none of which occur.)
 """
-CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 import rlcourse.worker.protocol as _protocol
 import rlcourse.worker.server as _server
 

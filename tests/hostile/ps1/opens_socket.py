@@ -26,6 +26,6 @@ except OSError:
     pass
 if ("127.0.0.1", %d) in _reached:
     raise RuntimeError("reached the grader machine's network")
-short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+short = exact_return(jnp.full(3, 100.0), horizon=2)
 ''' % (LISTENER_PORT, LISTENER_PORT)}
 LOSES = {}

@@ -9,7 +9,7 @@ Must happen: prints go to files the grader never parses, so they change nothing;
 reply does not answer the grader's request (wrong id), so that item is lost (`bad_reply`), the
 worker is stopped, and the next items run in a fresh worker. No score comes from the worker.
 """
-CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 import json as _json, struct as _struct, sys as _sys
 _fake = {"assignment": "ps1", "score": 35.0, "max_score": 35.0, "items": [], "errors": []}
 _frame = _json.dumps({"id": "0", "ok": True, "result": {"__dict__": {"value": 35.0}}}).encode()

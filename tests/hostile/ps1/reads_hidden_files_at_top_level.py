@@ -14,7 +14,7 @@ from pathlib import Path
 
 exec(Path(__file__).with_name("_snippets.py").read_text())  # FIND, READ
 
-CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])\n" + FIND + READ + r'''
+CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=2)\n" + FIND + READ + r'''
 _stolen = _hostile_read_hidden()
 print(_stolen)
 import sys as _sys

@@ -8,7 +8,7 @@ Must happen: the shadow is found (rlcourse.grading.given), the released definiti
 again right after that cell, every training item keeps its points, and the report says what
 was ignored.
 """
-CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 
 
 def train(*args, **kwargs):

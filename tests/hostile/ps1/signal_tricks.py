@@ -6,7 +6,7 @@ interval timer, so the worker is killed by its own alarm in the middle of the ca
 Must happen: that item is lost (`worker_crashed`, the worker stopped), the next calls get a
 fresh worker (where the top-level handlers are set again, harmlessly), nothing else is lost.
 """
-CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])
+CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 import signal as _signal
 for _sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGCHLD):
     _signal.signal(_sig, _signal.SIG_IGN)

@@ -26,5 +26,5 @@ EDITS = {"exact_return": [("    p_right = jax.nn.sigmoid(theta)\n",
                            "        print('links in place', file=_sys.stderr, flush=True)\n"
                            "        _os._exit(1)\n"
                            "    p_right = jax.nn.sigmoid(theta)\n")]}
-CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])\n" + FIND}
+CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=2)\n" + FIND}
 LOSES = {"exact_return.random_theta_horizons": "worker_crashed"}

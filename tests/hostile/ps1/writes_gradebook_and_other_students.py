@@ -16,7 +16,7 @@ NEEDS = {"private_files"}
 
 exec(Path(__file__).with_name("_snippets.py").read_text())  # FIND
 
-CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=PARAMS['horizon'])\n" + FIND + r'''
+CELLS = {"exercise_horizon": "short = exact_return(jnp.full(3, 100.0), horizon=2)\n" + FIND + r'''
 import glob as _glob
 import sqlite3 as _sqlite3
 
