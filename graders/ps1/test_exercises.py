@@ -23,7 +23,10 @@ def test_changed_seed(student, exact, models, explain, params):
                       see="plot other_history.")
     expect_close(history[-1], final, what="the last entry of other_history (the exact return "
                  "of other_theta by your exact_return)", rtol=1e-4, atol=1e-5,
-                 models=models.exact_return(theta, 8), explain=explain,
+                 # nearest first: at a trained, nearly deterministic policy several bug models
+                 # lie within the tolerance of each other, and the nearest explains the value
+                 models=sorted(models.exact_return(theta, 8), key=lambda model: abs(model[1] - history[-1])),
+                 explain=explain,
                  see="other_theta and other_history should come from the same train(...) call, "
                      "and exact_return must be right.")
     if np.allclose(theta, as_array(values["theta_pg"], what="theta_pg", shape=(3,))):
