@@ -137,7 +137,7 @@ class Grader:
         """Grade the notebook at `path` as `student`'s: with their own parameter values when the
         assignment has variants (the defaults when `student` is None)."""
         started = time.perf_counter()
-        parameters = self.assignment.parameters(student)
+        student_id, parameters = student, self.assignment.parameters(student)
         try:
             submission = load_submission(path, expected_ids=self._expected_ids)
         except NotebookProblem as problem:
@@ -145,7 +145,7 @@ class Grader:
             report.timings = {"total": time.perf_counter() - started}
             report.parameters = parameters if self.assignment.variants.enabled else {}
             return report
-        submission = self._as_graded(submission, student=student)
+        submission = self._as_graded(submission, student=student_id)
         student = StudentCode(submission, self._launcher, reference_seconds=self.reference,
                               call_limits=self.call_limits)
         student.start()  # the cells run while pytest collects the graders
