@@ -273,7 +273,10 @@ class Grader:
                 notes.append(f"cell {cell.index} ({cell.grade_id}) is given code but was changed; "
                              "the released version was run instead")
                 cell = dataclasses.replace(cell, source=released)
-            if cell.grade_id == PARAMETER_CELL and released is not None:
+            # Pinned also when its metadata was lost but its code is the release's parameter cell.
+            parameter_source = self._given.get(PARAMETER_CELL)
+            if parameter_source is not None and (cell.grade_id == PARAMETER_CELL
+                                                 or cell.source.strip() == parameter_source.strip()):
                 cell = dataclasses.replace(cell, source=parameter_cell(
                     self.assignment.name, self.assignment.variants, student=student or ""))
                 added = True
