@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
+from rlcourse.course.variants import with_parameter_output
 from rlcourse.report.disguise import disguised_submission
 
 ASSIGNMENT = "ps1"
@@ -31,6 +32,10 @@ work, the in-kernel cheat that fools `nbgrader autograde`, a file that is not a 
 a copy of grace's notebook, disguised (DISGUISED), which the similarity report flags."""
 DISGUISED = {"linus": 1}
 """Demo student -> seed of rlcourse.report.disguise: names, comments and layout changed."""
+
+RAN_AS = {"linus": "grace"}
+"""Demo student -> whose student id their notebook last ran under, when not their own: linus
+copied grace's notebook with its outputs, so its parameter cell prints grace's values."""
 
 DUE_DATE = "2026-03-02 17:00:00 UTC"
 SUBMITTED_AT = {
@@ -65,6 +70,10 @@ def built_demo(course: Course) -> dict[str, bytes]:
     built = {student: build_submission(entries[name], base) for student, name in STUDENTS.items()}
     for student, seed in DISGUISED.items():
         built[student] = disguised_submission(built[student], seed, assignment.release_notebook)
+    if assignment.variants.enabled:
+        built = {student: with_parameter_output(content, assignment.name, assignment.variants,
+                                                RAN_AS.get(student, student))
+                 for student, content in built.items()}
     return built
 
 

@@ -57,3 +57,5 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     similarity = (demo / "reports/ps1/similarity.html").read_text()
     assert '<strong id="flagged-count">1</strong>' in similarity
     assert "<h3>1. grace and linus:" in similarity
+    assert '<tr class="borrowed"><td>linus</td><td>grace</td>' in similarity  # grace's parameters
+    assert similarity.count('<tr class="borrowed">') == 1

@@ -105,7 +105,7 @@ def warm_once(assignment: Assignment, settings: GraderSettings, log=None) -> Non
 def grade_job(grader, job: Job) -> Report:
     if job.problem:
         return grader.unreadable(job.problem, notebook=grader.assignment.notebook)
-    return grader.grade(job.path)
+    return grader.grade(job.path, student=job.student)
 
 
 class InProcess:

@@ -111,6 +111,7 @@ def quick_problems(assignment: Assignment) -> list[str]:
     if assignment.skip_cells:
         problems += [f"{spec}: skip_cells: {problem}"
                      for problem in model.skip_cell_problems(set(assignment.skip_cells))]
+    problems += variants_problems(assignment, model, release)
     points = {cell.grade_id: cell.points for cell in model.cells if cell.visible_test}
     collected = collect_items(assignment)
     problems += [f"{_shown(assignment, assignment.grader_dir)}: cannot be collected: {error}"
@@ -139,6 +140,26 @@ def quick_problems(assignment: Assignment) -> list[str]:
             problems.append(f"{diagnoses}: tag {tag!r} (raised at {where}) is not documented; "
                             "add it with a summary and a fix")
     return problems
+
+
+def variants_problems(assignment: Assignment, model: Release, release: str) -> list[str]:
+    """With [variants], the release's locked parameter cell must derive the values the graders
+    use: a stale cell (the salt or a set changed since `make release`) would show each student
+    values other than those they are graded with."""
+    from rlcourse.course.variants import PARAMETER_CELL, parameter_cell
+
+    if not assignment.variants.enabled:
+        return []
+    expected = parameter_cell(assignment.name, assignment.variants).rstrip("\n")
+    shown = model.given.get(PARAMETER_CELL)
+    if shown is None:
+        return [f"{release}: [variants] is on but there is no locked cell {PARAMETER_CELL!r}; add "
+                "rlcourse.course.variants.parameter_cell's code as one and run `make release`"]
+    if shown.rstrip("\n") != expected:
+        return [f"{release}: cell {PARAMETER_CELL} does not derive the values [variants] of "
+                "assignment.toml declares; write it again with rlcourse.course.variants."
+                "parameter_cell and run `make release`"]
+    return []
 
 
 def full_problems(assignment: Assignment, *, log=None) -> list[str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import attrs
 
+from rlcourse.course.variants import Variants, VariantsError
 from rlcourse.course.visibility import FeedbackPolicy, PolicyError
 from rlcourse.worker.limits import Limits
 from rlcourse.worker.frameworks import FRAMEWORKS
@@ -27,7 +28,8 @@ class CourseError(Exception):
 
 KEYS = {"title": "a string", "notebook": "a file name ending in .ipynb",
         "framework": f"one of {', '.join(sorted(FRAMEWORKS))}",
-        "skip_cells": "a list of grade_ids", "limits": "a table", "feedback": "a table"}
+        "skip_cells": "a list of grade_ids", "limits": "a table", "feedback": "a table",
+        "variants": "a table (rlcourse.course.variants)"}
 """The keys `assignment.toml` may hold, and what each must be."""
 REQUIRED = ("notebook", "framework")
 
@@ -51,6 +53,8 @@ class AssignmentConfig:
     """The limits the file sets; the time limits it leaves out are derived from the reference."""
     skip_cells: tuple[str, ...] = ()
     feedback: FeedbackPolicy = FeedbackPolicy()
+    variants: Variants = Variants()
+    """Each student's own parameter values ([variants]); off when the table is absent."""
 
     @classmethod
     def read(cls, path: Path) -> "AssignmentConfig":
@@ -90,10 +94,14 @@ class AssignmentConfig:
             feedback = FeedbackPolicy.from_table(data.get("feedback"), where=f"{where} [feedback]")
         except PolicyError as error:
             raise CourseError(str(error)) from None
+        try:
+            variants = Variants.from_table(data.get("variants"), where=f"{where} [variants]")
+        except VariantsError as error:
+            raise CourseError(str(error)) from None
         return cls(notebook=data["notebook"], framework=data["framework"],
                    title=data.get("title", ""), limits=limits,
                    fixed_limits=frozenset(data.get("limits", {})), skip_cells=tuple(skip),
-                   feedback=feedback)
+                   feedback=feedback, variants=variants)
 
 
 def read_limits(table: dict, *, where: str) -> Limits:

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from rlcourse.course.config import AssignmentConfig, CourseError, check_release_has_notebook
+from rlcourse.course.variants import Variants
 from rlcourse.course.visibility import FeedbackPolicy
 from rlcourse.worker.limits import Limits
 
@@ -39,6 +40,12 @@ class Assignment:
     can depend on it; the graders must not need it either (the bank's reference entry checks)."""
     feedback: FeedbackPolicy = FeedbackPolicy()
     """What students may see of their report before and after their deadline ([feedback])."""
+    variants: Variants = Variants()
+    """Each student's own parameter values ([variants], rlcourse.course.variants)."""
+
+    def parameters(self, student: str | None) -> dict:
+        """The values `student` works with (the defaults for None or with variants off)."""
+        return self.variants.for_student(self.name, student)
 
     @property
     def grader_dir(self) -> Path:
@@ -84,7 +91,7 @@ class Course:
         return Assignment(name=name, notebook=config.notebook, framework=config.framework,
                           course=self, limits=config.limits, title=config.title,
                           skip_cells=config.skip_cells, fixed_limits=config.fixed_limits,
-                          feedback=config.feedback)
+                          feedback=config.feedback, variants=config.variants)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

@@ -74,6 +74,8 @@ class StudentView:
     errors: list
     sha256: str | None
     artifacts: dict
+    parameters: dict = dataclasses.field(default_factory=dict)
+    """The student's own parameter values (variants): theirs at every level, never a grade."""
 
     def failed(self) -> list:
         return [item for item in self.items if not item.passed]
@@ -104,7 +106,8 @@ def student_view(report, *, policy: FeedbackPolicy | None = None,
         score=report.score if shows(level, "score") else None,
         max_score=report.max_score if shows(level, "score") else None,
         items=items, errors=list(report.errors) if shows(level, "full") else [],
-        sha256=report.sha256, artifacts=dict(report.artifacts) if shows(level, "full") else {})
+        sha256=report.sha256, artifacts=dict(report.artifacts) if shows(level, "full") else {},
+        parameters=dict(getattr(report, "parameters", {})))
 
 
 def gradescope_visibility(policy: FeedbackPolicy, what: str) -> str:

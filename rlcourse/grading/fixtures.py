@@ -8,6 +8,8 @@ fixture of the same name still wins (pytest prefers the closer definition).
 * `misconceptions`: `graders/<name>/misconceptions.py` (the bug models), if the assignment has one;
 * `models`: `misconceptions.Models(exact)`, the buggy variants `Evidence` tries on a wrong value;
 * `explain`: `misconceptions.EXPLAIN`, the sentences that explain each model;
+* `params`: the graded student's own parameter values (`[variants]` of assignment.toml,
+  rlcourse.course.variants), the defaults when no student is named or variants are off;
 * `rng`: a generator seeded by the item's name, so every student gets the same inputs and
   each item its own.
 """
@@ -23,16 +25,25 @@ from rlcourse.course.solutions import load_course_module, load_solution
 
 
 class GraderFixtures:
-    def __init__(self, grader_dir: Path):
+    def __init__(self, grader_dir: Path, params: dict | None = None):
         self.grader_dir = Path(grader_dir).resolve()
         self.name = self.grader_dir.name
         self.course_root = self.grader_dir.parents[1]
+        self._params = params
 
     @classmethod
-    def for_config(cls, config) -> "GraderFixtures":
+    def for_config(cls, config, params: dict | None = None) -> "GraderFixtures":
         """From the path pytest was given: the graders' folder, or one grader file in it."""
         target = Path(str(config.args[0]).split("::")[0]) if config.args else Path.cwd()
-        return cls(target if target.is_dir() else target.parent)
+        return cls(target if target.is_dir() else target.parent, params)
+
+    @pytest.fixture(scope="session")
+    def params(self) -> dict:
+        if self._params is not None:
+            return dict(self._params)
+        from rlcourse.course.config import AssignmentConfig
+
+        return AssignmentConfig.read(self.grader_dir / "assignment.toml").variants.defaults
 
     @pytest.fixture(scope="session")
     def exact(self):

@@ -133,20 +133,24 @@ class Grader:
         self.close()
 
     # --- public -------------------------------------------------------------------------------
-    def grade(self, path: Path) -> Report:
+    def grade(self, path: Path, *, student: str | None = None) -> Report:
+        """Grade the notebook at `path` as `student`'s: with their own parameter values when the
+        assignment has variants (the defaults when `student` is None)."""
         started = time.perf_counter()
+        student_id, parameters = student, self.assignment.parameters(student)
         try:
             submission = load_submission(path, expected_ids=self._expected_ids)
         except NotebookProblem as problem:
             report = self.unreadable(str(problem), notebook=Path(path).name, path=Path(path))
             report.timings = {"total": time.perf_counter() - started}
+            report.parameters = parameters if self.assignment.variants.enabled else {}
             return report
-        submission = self._as_graded(submission)
+        submission = self._as_graded(submission, student=student_id)
         student = StudentCode(submission, self._launcher, reference_seconds=self.reference,
                               call_limits=self.call_limits)
         student.start()  # the cells run while pytest collects the graders
         try:
-            items, internal = self._run_graders(student)
+            items, internal = self._run_graders(student, parameters)
             artifacts = self._collect_artifacts(student)
         finally:
             student.close()
@@ -161,13 +165,15 @@ class Grader:
         report = Report(self.assignment.name, Path(path).name, items,
                         errors=[self._redact(text) for text in [*submission.warnings, *student.cell_errors]],
                         sha256=submission.sha256, isolation=self.isolation,
-                        confinement=self._launcher.confinement, artifacts=artifacts)
+                        confinement=self._launcher.confinement, artifacts=artifacts,
+                        parameters=parameters if self.assignment.variants.enabled else {})
         report.timings = dict(student.timings, total=time.perf_counter() - started)
         return report
 
     # --- stages ---------------------------------------------------------------------------------
-    def _run_graders(self, student: StudentCode) -> tuple[list[ItemResult], list[str]]:
-        plugin = GradingPlugin(student, known_tags=self.known_tags, cell_order=self._cell_order)
+    def _run_graders(self, student: StudentCode, parameters: dict) -> tuple[list[ItemResult], list[str]]:
+        plugin = GradingPlugin(student, known_tags=self.known_tags, cell_order=self._cell_order,
+                               params=parameters)
         started = time.perf_counter()
         args = [str(self.assignment.grader_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
                 "-p", "no:stepwise", "--assert=plain", "--import-mode=importlib",
@@ -243,13 +249,15 @@ class Grader:
             raise CourseError(f"{self.assignment.name}: skip_cells: " + "; ".join(problems))
         return frozenset(wanted)
 
-    def _as_graded(self, submission):
+    def _as_graded(self, submission, *, student: str | None = None):
         """What runs for a submission: its cells in its order, with the given (locked) cells
         restored to the release's code, as nbgrader's autograde restores them, so that an edited
         training loop or grading helper cannot hand the graders made-up results; and without the
-        demonstration cells grading skips."""
+        demonstration cells grading skips. The parameter cell (variants) runs pinned to the
+        graded student's id, whatever the worker's environment holds."""
         import dataclasses
 
+        from rlcourse.course.variants import PARAMETER_CELL, parameter_cell
         from rlcourse.grading.given import definitions, imports, shadowing
 
         given = {grade_id: definitions(source) for grade_id, source in self._given.items()
@@ -265,6 +273,13 @@ class Grader:
                 notes.append(f"cell {cell.index} ({cell.grade_id}) is given code but was changed; "
                              "the released version was run instead")
                 cell = dataclasses.replace(cell, source=released)
+            # Pinned also when its metadata was lost but its code is the release's parameter cell.
+            parameter_source = self._given.get(PARAMETER_CELL)
+            if parameter_source is not None and (cell.grade_id == PARAMETER_CELL
+                                                 or cell.source.strip() == parameter_source.strip()):
+                cell = dataclasses.replace(cell, source=parameter_cell(
+                    self.assignment.name, self.assignment.variants, student=student or ""))
+                added = True
             cells.append(cell)
             shadowed = set() if released is not None else shadowing(cell.source, set(given_names), given_imports)
             if shadowed:  # given code stays given (rlcourse.grading.given)
@@ -329,7 +344,7 @@ class Grader:
             submission = self._as_graded(load_submission(source))
             student = StudentCode(submission, writer)
             try:
-                items, _ = self._run_graders(student)
+                items, _ = self._run_graders(student, self.assignment.parameters(None))
             finally:
                 student.close()
         finally:
@@ -374,7 +389,7 @@ def grade_notebooks(assignment: Assignment, paths, *, strategy: str = "fork", wa
     reports = []
     with Grader(assignment, strategy=strategy, warm_cache=warm_cache, isolation=isolation) as grader:
         for path in paths:
-            report = grader.grade(Path(path))
+            report = grader.grade(Path(path))  # no student id: the default parameters
             reports.append(report)
             if on_report:
                 on_report(report)

@@ -27,8 +27,9 @@ def item_id(node) -> str:
 
 
 class GradingPlugin:
-    def __init__(self, student, *, known_tags: set[str], cell_order=(), on_item=None):
+    def __init__(self, student, *, known_tags: set[str], cell_order=(), on_item=None, params=None):
         self._student = student
+        self._params = params
         self._cell_rank = {cell: rank for rank, cell in enumerate(cell_order)}
         self.known_tags = known_tags
         self.results: list[ItemResult] = []
@@ -45,7 +46,8 @@ class GradingPlugin:
         from rlcourse.grading.fixtures import GraderFixtures
 
         config.addinivalue_line("markers", "item(points, cell, title): one rubric item")
-        config.pluginmanager.register(GraderFixtures.for_config(config), "rlcourse-grader-fixtures")
+        config.pluginmanager.register(GraderFixtures.for_config(config, params=self._params),
+                                      "rlcourse-grader-fixtures")
 
     def pytest_collection_modifyitems(self, items):
         """Items follow the notebook: ordered by the position of the cell they grade."""

@@ -42,6 +42,8 @@ class Report:
     timings: dict = dataclasses.field(default_factory=dict)
     artifacts: dict = dataclasses.field(default_factory=dict)
     """Plain data for the feedback page's figures (see graders/<assignment>/feedback.py)."""
+    parameters: dict = dataclasses.field(default_factory=dict)
+    """The student's own values the submission was graded with ([variants]); empty without."""
 
     @property
     def score(self) -> float:
@@ -60,7 +62,7 @@ class Report:
                 "notebook": self.notebook, "sha256": self.sha256, "isolation": self.isolation,
                 "confinement": dict(self.confinement),
                 "timings": {key: round(value, 3) for key, value in self.timings.items()},
-                "artifacts": self.artifacts}
+                "artifacts": self.artifacts, "parameters": dict(self.parameters)}
 
     @classmethod
     def from_json(cls, data: dict) -> "Report":
@@ -74,7 +76,8 @@ class Report:
                    errors=list(data.get("errors", [])), sha256=data.get("sha256"),
                    isolation=data.get("isolation", "rlimits"),
                    confinement=dict(data.get("confinement", {})), timings=dict(data.get("timings", {})),
-                   artifacts=dict(data.get("artifacts", {})))
+                   artifacts=dict(data.get("artifacts", {})),
+                   parameters=dict(data.get("parameters", {})))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2)

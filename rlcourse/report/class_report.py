@@ -197,4 +197,5 @@ def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats:
     return render("class_report.html", title=f"{assignment}: class report", stats=overview,
                   image=base64.b64encode(png).decode("ascii"), timings=timings,
                   tags=[(count, diagnoses.get(count.tag)) for count in counts], items=stats,
-                  students=students)
+                  students=students,
+                  with_parameters=any(report.parameters for report in reports.values()))

@@ -45,6 +45,7 @@ from rlcourse.course.class_directory import ClassDirectory, find_submissions
 from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.course.submission import NotebookProblem, load_submission
+from rlcourse.course.variants import borrowed_parameters
 
 NOISE = 20
 """copydetect's k: the shortest run of tokenised code (in characters, a name being one) that can
@@ -65,6 +66,8 @@ SHOWN_PAIRS = 50
 """Flagged pairs shown side by side on the page (the next ones are listed; all are in --json)."""
 LISTED_PAIRS = 1000
 HISTOGRAM_BINS = 20
+BORROWED = "graded with someone else's parameters"
+"""What the report says of a notebook whose parameter cell printed another student's values."""
 
 
 # --- what a student wrote ------------------------------------------------------------------------
@@ -300,6 +303,8 @@ class Comparison:
     """student -> why their submission could not be read."""
     boilerplate: set
     ignore_reference: bool = False
+    borrowed: list = dataclasses.field(default_factory=list)
+    """Submissions whose parameter cell shows someone else's values (course.variants)."""
 
     @property
     def flagged(self) -> int:
@@ -341,7 +346,7 @@ def compare_class(assignment: Assignment, class_dir: ClassDirectory,
     release = Release.read(assignment.release_notebook)
     if boilerplate is None:
         boilerplate = boilerplate_hashes(assignment, release, ignore_reference=ignore_reference)
-    codes, not_compared = [], {}
+    codes, not_compared, borrowed = [], {}, []
     for found in find_submissions(class_dir, assignment):
         if found.problem:
             not_compared[found.student] = found.problem
@@ -352,10 +357,13 @@ def compare_class(assignment: Assignment, class_dir: ClassDirectory,
             not_compared[found.student] = str(problem)
             continue
         codes.append(code)
+        evidence = borrowed_parameters(assignment.name, assignment.variants, found.student, found.path)
+        if evidence:
+            borrowed.append(evidence)
     prints = fingerprint_all(codes, boilerplate)
     first, second, scores, shared = score_pairs(prints)
     return Comparison(assignment.name, threshold, [code.student for code in codes], prints, first,
-                      second, scores, shared, not_compared, boilerplate, ignore_reference)
+                      second, scores, shared, not_compared, boilerplate, ignore_reference, borrowed)
 
 
 def write_json(comparison: Comparison, stream: TextIO) -> None:
@@ -372,7 +380,8 @@ def write_json(comparison: Comparison, stream: TextIO) -> None:
             % (names[i], names[j], score, "true" if score >= comparison.threshold else "false")
             for i, j, score in zip(first[start:start + 100_000], second[start:start + 100_000],
                                    scores[start:start + 100_000])))
-    stream.write("]}\n")
+    stream.write('],\n"borrowed_parameters": %s}\n' % json.dumps(
+        [dict(entry, flagged=True, reason=BORROWED) for entry in comparison.borrowed]))
 
 
 # --- the page ------------------------------------------------------------------------------------
@@ -438,7 +447,8 @@ def render_page(comparison: Comparison, shown: int = SHOWN_PAIRS) -> str:
         median=float(np.median(scores)) if len(scores) else 0.0,
         p99=float(np.quantile(scores, 0.99)) if len(scores) else 0.0,
         not_compared=sorted(comparison.not_compared.items()),
-        noise=NOISE, guarantee=GUARANTEE, ignore_reference=comparison.ignore_reference)
+        noise=NOISE, guarantee=GUARANTEE, ignore_reference=comparison.ignore_reference,
+        borrowed=comparison.borrowed, borrowed_reason=BORROWED)
 
 
 def write_similarity_report(assignment: Assignment, class_dir: ClassDirectory,

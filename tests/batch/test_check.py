@@ -75,6 +75,10 @@ def wrong_notebook_name(course):
     edit(course / "graders/ps1/assignment.toml", 'notebook = "ps1.ipynb"', 'notebook = "ps9.ipynb"')
 
 
+def stale_parameter_cell(course):
+    edit(course / "graders/ps1/assignment.toml", 'salt = "rlcourse-ps1-2026"', 'salt = "changed"')
+
+
 MISTAKES = {  # what breaks the copy, and what the one line must say
     misnamed_item_cell: ("graders/ps1/test_returns_to_go.py", "names cell 'test_return_to_go'"),
     wrong_points_total: ("ps1.ipynb", "cell test_returns_to_go has points = 3 but its items total 2"),
@@ -82,6 +86,7 @@ MISTAKES = {  # what breaks the copy, and what the one line must say
     misspelt_key: ("assignment.toml [limits]", "unknown limit 'memory_byte'"),
     unknown_framework: ("assignment.toml", "framework = 'numpi'; it must be one of jax, numpy, torch"),
     wrong_notebook_name: ("assignment.toml", "notebook = 'ps9.ipynb' is not in"),
+    stale_parameter_cell: ("release/ps1/ps1.ipynb", "cell given_parameters does not derive the values"),
 }
 
 

@@ -42,9 +42,11 @@ def test_ps1_cells_are_what_nbgrader_records_in_its_gradebook(tmp_path):
     assert release.answer_ids == solutions
     assert {cell.grade_id for cell in release.cells if cell.locked} == locked
     assert release.todo_ids == solutions - {"explain_clipping"}  # the prose answer is markdown
-    assert set(release.given) == {"given_environment", "given_training", "example_training"}
+    assert set(release.given) == {"given_environment", "given_parameters", "given_training",
+                                  "example_training"}
     assert release.expected_ids == release.todo_ids | set(release.given)
-    assert release.order[:3] == ["given_environment", "returns_to_go", "test_returns_to_go"]
+    assert release.order[:4] == ["given_environment", "given_parameters", "returns_to_go",
+                                 "test_returns_to_go"]
 
 
 def test_a_missing_or_broken_release_is_empty_only_when_asked(tmp_path):

@@ -119,6 +119,14 @@ class TestRenderFeedback:
         assert "<title>ps1 feedback for alan</title>" in page
         assert 'id="score">4 <small>/ 7</small>' in page
 
+    def test_the_students_own_parameters_are_stated(self, diagnoses):
+        report = make_report()
+        assert 'id="parameters"' not in page_for(report, diagnoses)  # an assignment without variants
+        report.parameters = {"seed": 21, "clip": 0.25}
+        page = page_for(report, diagnoses)
+        assert ('<p class="meta" id="parameters">Graded with your own parameters: '
+                '<span class="mono">seed = 21, clip = 0.25</span></p>') in page
+
     def test_only_todo_cells_are_shown(self, diagnoses):
         page = page_for(make_report(), diagnoses)
         assert "def returns_to_go" in page and "def policy_loss" in page
@@ -318,6 +326,19 @@ class TestWriteClassReport:
         assert paths["summary.png"].read_bytes().startswith(PNG_SIGNATURE)
         assert sorted(p.name for p in paths["scores.csv"].parent.iterdir()) == [
             "scores.csv", "summary.html", "summary.png"]
+
+    def test_each_students_parameters_are_in_the_students_table(self, tmp_path, diagnoses):
+        reports = class_reports()
+        page = write_class_report(tmp_path / "a", assignment="ps1", reports=reports,
+                                  diagnoses=diagnoses)["summary.html"].read_text()
+        assert "<th>Parameters</th>" not in page
+        reports["ada"].parameters = {"seed": 21, "horizon": 1}
+        reports["alan"].parameters = {"seed": 13, "horizon": 2}
+        page = write_class_report(tmp_path / "b", assignment="ps1", reports=reports,
+                                  diagnoses=diagnoses)["summary.html"].read_text()
+        assert "<th>Parameters</th>" in page
+        assert '<td class="mono parameters">seed = 21, horizon = 1</td>' in page
+        assert '<td class="mono parameters">seed = 13, horizon = 2</td>' in page
 
     def test_csv_has_one_row_per_student_and_item(self, tmp_path, diagnoses):
         reports = class_reports()

@@ -40,11 +40,23 @@ def test_a_cell_that_student_code_may_need_cannot_be_skipped(ps3, cell, problem)
         grader_skipping(ps3, cell)
 
 
+def as_submitted_but_the_parameter_cell(graded, submission, assignment, student=None) -> bool:
+    """Every cell as submitted, but the variants' parameter cell, pinned to the graded student."""
+    from rlcourse.course.variants import PARAMETER_CELL, parameter_cell
+
+    pinned = parameter_cell(assignment.name, assignment.variants, student=student or "")
+    return (len(graded.cells) == len(submission.cells) and graded.warnings == submission.warnings
+            and all(after.source == (pinned if before.grade_id == PARAMETER_CELL else before.source)
+                    for before, after in zip(submission.cells, graded.cells)))
+
+
 def test_an_assignment_without_skip_cells_runs_every_cell(course):
     ps1 = course.assignment("ps1")
     with Grader(ps1, warm_cache=False) as grader:
         submission = load_submission(ps1.source_notebook)
-        assert grader._as_graded(submission) is submission
+        assert as_submitted_but_the_parameter_cell(grader._as_graded(submission), submission, ps1)
+        assert as_submitted_but_the_parameter_cell(grader._as_graded(submission, student="ada"),
+                                                   submission, ps1, "ada")
 
 
 def test_an_edited_given_cell_runs_as_released_and_the_student_is_told(ps1, tmp_path):
@@ -68,4 +80,5 @@ def test_an_edited_given_cell_runs_as_released_and_the_student_is_told(ps1, tmp_
 def test_an_untouched_notebook_is_run_as_submitted(ps1):
     with Grader(ps1, warm_cache=False) as grader:
         submission = load_submission(ps1.release_notebook)
-        assert grader._as_graded(submission) is submission
+        assert as_submitted_but_the_parameter_cell(grader._as_graded(submission, student="grace"),
+                                                   submission, ps1, "grace")

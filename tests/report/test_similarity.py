@@ -13,7 +13,8 @@ from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.report.disguise import disguise_notebook
 from rlcourse.report.similarity import (DEFAULT_THRESHOLD, Release, boilerplate_hashes, compare_class,
-                                 independent_solutions, student_code, write_similarity_report)
+                                 independent_solutions, student_code, write_json,
+                                 write_similarity_report)
 
 ROOT = Path(__file__).resolve().parents[2]
 RLCOURSE = str(Path(sys.executable).with_name("rlcourse"))
@@ -273,7 +274,8 @@ def test_json_lists_every_pair_highest_first(copied_class):
     result = run("--json", folder=copied_class)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"assignment", "threshold", "pairs"}
+    assert set(data) == {"assignment", "threshold", "pairs", "borrowed_parameters"}
+    assert data["borrowed_parameters"] == []  # no notebook of this class shows its outputs
     assert data["assignment"] == "ps1" and data["threshold"] == DEFAULT_THRESHOLD
     students = {"ada", "grace", "alan", "ken", "linus"}
     pairs = data["pairs"]
@@ -300,6 +302,27 @@ def test_ignore_reference_leaves_only_the_copy(copied_class):
     data = json.loads(run("--json", "--ignore-reference", folder=copied_class).stdout)
     flagged = [set(pair["students"]) for pair in data["pairs"] if pair["flagged"]]
     assert flagged == [{"grace", "linus"}]
+
+
+def test_a_notebook_run_with_someone_elses_parameters_is_flagged(ps1, tmp_path):
+    """linus hands in grace's notebook with its outputs: its parameter cell printed grace's
+    values. ada's shows her own, ken's ran without an id (the defaults): neither is flagged."""
+    from rlcourse.course.variants import with_parameter_output
+
+    reference = nbformat.writes(nbformat.read(ps1.source_notebook, as_version=4)).encode()
+    for student, ran_as in (("ada", "ada"), ("grace", "grace"), ("linus", "grace"), ("ken", "")):
+        content = with_parameter_output(reference, ps1.name, ps1.variants, ran_as)
+        hand_in(tmp_path, ps1, student, nbformat.reads(content.decode(), as_version=4))
+    comparison, page = write_similarity_report(ps1, ClassDirectory(tmp_path))
+    assert comparison.borrowed == [{"student": "linus", "shown_for": "grace",
+                                    "shown": ps1.parameters("grace"), "own": ps1.parameters("linus")}]
+    html = page.read_text()
+    assert html.count('<tr class="borrowed">') == 1 and "graded with someone else&#39;s parameters" in html
+    stream = __import__("io").StringIO()
+    write_json(comparison, stream)
+    entry, = json.loads(stream.getvalue())["borrowed_parameters"]
+    assert entry["student"] == "linus" and entry["shown_for"] == "grace" and entry["flagged"]
+    assert entry["reason"] == "graded with someone else's parameters"
 
 
 # --- the page ------------------------------------------------------------------------------------

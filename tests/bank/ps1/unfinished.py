@@ -22,7 +22,7 @@ def exact_return(theta, horizon=8):
     # YOUR CODE HERE
     raise NotImplementedError()''',
     "exercise_clipping_signs": '''ratio = jnp.array([0.6, 1.0, 1.4])
-eps = 0.2
+eps = PARAMS['clip']
 # YOUR CODE HERE
 raise NotImplementedError()''',
     "exercise_sampled_vs_exact": '''z = jnp.array([-0.2, 0.3, 0.7])

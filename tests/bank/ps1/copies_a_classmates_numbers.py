@@ -1,0 +1,19 @@
+"""Exercises 1 and 4 answered with a classmate's parameters typed in as numbers (seed 11 and
+eps 0.2, the defaults, which are also what a notebook run without a student id shows) instead
+of PARAMS. Graded as the student `copies_a_classmates_numbers`, whose own values are seed 46 and
+eps 0.25: other_theta is not the run from seed 46, and the clipped values are those of the wrong
+band, so both items are lost; everything else is the reference's and keeps its points.
+"""
+CELLS = {
+    "exercise_changed_seed": '''other_theta, other_history = train(seed=11, method='reinforce', epochs=1)
+''',
+    "exercise_clipping_signs": '''ratio = jnp.array([0.6, 1.0, 1.4])
+eps = 0.2
+positive = jnp.minimum(ratio * 1.0, jnp.clip(ratio, 1 - eps, 1 + eps) * 1.0)
+negative = jnp.minimum(ratio * -1.0, jnp.clip(ratio, 1 - eps, 1 + eps) * -1.0)
+''',
+}
+LOSES = {
+    "exercises.changed_seed": "wrong_value",
+    "exercises.clipping_signs": "wrong_value",
+}
