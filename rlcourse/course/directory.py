@@ -10,7 +10,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from rlcourse.course.config import AssignmentConfig, CourseError, check_release_has_notebook
+from rlcourse.course.config import AssignmentConfig, CourseError, WebPolicy, check_release_has_notebook
 from rlcourse.course.visibility import FeedbackPolicy
 from rlcourse.worker.limits import Limits
 
@@ -39,6 +39,8 @@ class Assignment:
     can depend on it; the graders must not need it either (the bank's reference entry checks)."""
     feedback: FeedbackPolicy = FeedbackPolicy()
     """What students may see of their report before and after their deadline ([feedback])."""
+    web: WebPolicy = WebPolicy()
+    """What `rlcourse web` allows each student: gradings per window, late submissions ([web])."""
 
     @property
     def grader_dir(self) -> Path:
@@ -84,7 +86,7 @@ class Course:
         return Assignment(name=name, notebook=config.notebook, framework=config.framework,
                           course=self, limits=config.limits, title=config.title,
                           skip_cells=config.skip_cells, fixed_limits=config.fixed_limits,
-                          feedback=config.feedback)
+                          feedback=config.feedback, web=config.web)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))
