@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rlcourse.course.directory import CourseError
 from rlcourse.explain.pages import CSP, render
-from rlcourse.web.intake import MAX_UPLOAD_BYTES, Refused
+from rlcourse.web.intake import MAX_UPLOAD_BYTES, Refused, too_large
 from rlcourse.web.service import WebService, class_summary
 
 SESSION_COOKIE = "rlcourse_session"
@@ -90,9 +90,10 @@ def create_app(service: WebService) -> FastAPI:
     async def upload(request: Request):
         """The form's fields and the uploaded file's bytes (at most the cap, plus one byte)."""
         length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + 65536:
-            raise Refused(413, f"the upload is over {MAX_UPLOAD_BYTES / 2**20:.0f} MB, the most a "
-                               "submission may be")
+        if length and length.isdigit() and int(length) > 4 * MAX_UPLOAD_BYTES:
+            # Far over the cap: refused unread (the client may see the connection closed). A
+            # file just over it is read (spooled to disk), so its sender gets the message.
+            raise Refused(413, too_large())
         form = await request.form(max_files=1, max_fields=10)
         file = form.get("notebook")
         if file is None or isinstance(file, str):
@@ -227,9 +228,20 @@ def create_app(service: WebService) -> FastAPI:
 
 
 def run_web(service: WebService, *, host: str = "127.0.0.1", port: int = 8000) -> int:
+    """Serve until interrupted. The socket is bound here, so `--port 0` takes a free port the
+    system picks and the first line printed names it (tests read it)."""
+    import socket
+
     import uvicorn
 
-    print(f"rlcourse web: serving {service.class_dir.root} on http://{host}:{port}/ "
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections wait in the backlog until uvicorn has started
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"rlcourse web: serving {service.class_dir.root} on http://{shown}:{sock.getsockname()[1]}/ "
           f"(store: {service.store.path})", flush=True)
-    uvicorn.run(create_app(service), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(create_app(service), log_level="warning"))
+    server.run(sockets=[sock])
     return 0

@@ -36,6 +36,11 @@ TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 """nbgrader's exchange writes `timestamp.txt` in this format (ExchangeSubmit.timestamp_format)."""
 
 
+def too_large() -> str:
+    return (f"the upload is over {MAX_UPLOAD_BYTES / 2**20:.0f} MB, the most a submission may be "
+            "(clear large outputs, save, and submit again)")
+
+
 class Refused(Exception):
     """A submission the service will not grade; the message is for the student."""
 
@@ -57,8 +62,7 @@ class Intake:
         if student_id_problem(student):
             raise Refused(403, f"{student!r} cannot submit: {student_id_problem(student)}")
         if len(data) > MAX_UPLOAD_BYTES:
-            raise Refused(413, f"the upload is {len(data) / 2**20:.1f} MB; a submission may be at "
-                               f"most {MAX_UPLOAD_BYTES / 2**20:.0f} MB (clear large outputs and save again)")
+            raise Refused(413, too_large())
         sha256 = check_notebook(data, assignment.notebook)
         with self._lock:
             self._check_limits(assignment, student)

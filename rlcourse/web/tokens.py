@@ -22,6 +22,7 @@ def issue_tokens(class_dir: ClassDirectory, *, students: list[str] | None = None
     for user in [*(students or []), *(staff or []), *(revoke or [])]:
         if student_id_problem(user):
             raise CourseError(student_id_problem(user))
+    class_dir.root.mkdir(parents=True, exist_ok=True)
     store = Store(class_dir.root / "web.db")
     for user in revoke or []:
         if not store.revoke(user):
