@@ -13,6 +13,7 @@ meta tag while the submission waits.
 """
 from __future__ import annotations
 
+import contextlib
 import hmac
 import secrets
 
@@ -33,15 +34,13 @@ HEADERS = {"Content-Security-Policy": CSP + "; form-action 'self'; frame-ancesto
 
 
 def create_app(service: WebService) -> FastAPI:
-    app = FastAPI(title="rlcourse", docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.on_event("startup")
-    def _start():
-        service.queue.start()
-
-    @app.on_event("shutdown")
-    def _stop():
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        service.queue.start()  # first requeues what a stopped service left running
+        yield
         service.queue.stop()
+
+    app = FastAPI(title="rlcourse", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     @app.middleware("http")
     async def _headers(request: Request, call_next):
@@ -220,7 +219,8 @@ def create_app(service: WebService) -> FastAPI:
         if not session[0].staff:
             raise HTTPException(403, "for the course staff only")
         summaries = [class_summary(service, name) for name in service.assignments()]
-        rows = [service.view_json(row) for row in reversed(service.store.submissions())]
+        rows = [dict(service.view_json(row), reason=row.error or "")
+                for row in reversed(service.store.submissions())]
         return page("web_staff.html", title="Class view", user=session[0].user, csrf=session[1], staff=True,
                     summaries=summaries, rows=rows)
 

@@ -162,9 +162,10 @@ def test_a_grading_that_keeps_failing_is_kept_and_shown_as_failed(tmp_path):
     The submission is tried three times, then kept as failed (the staff see why), and the student
     may submit again. Costs three child starts, no grading."""
     course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
-    config = course / "nbgrader_config.py"
-    config.write_text(config.read_text() + '\nc.AssignLatePenalties.plugin_class = "no_such_module.Plugin"\n')
     tokens = tokens_for(class_dir, ["grace"], staff=["prof"])
+    # the class directory's nbgrader_config.py, where nbgrader (and autograde) read the late policy
+    (class_dir / "nbgrader_config.py").write_text(
+        'c = get_config()\nc.AssignLatePenalties.plugin_class = "no_such_module.Plugin"\n')
     server = Server(course, class_dir)
     try:
         status, view, _ = server.upload(tokens["grace"], ADA)
@@ -175,6 +176,8 @@ def test_a_grading_that_keeps_failing_is_kept_and_shown_as_failed(tmp_path):
             attempts, error = db.execute("select attempts, error from submissions").fetchone()
         assert attempts == 3 and "late-submission policy could not be loaded" in error
         assert (class_dir / "web" / "history" / "grace" / "ps1").is_dir()
+        status, page, _ = server.api("/staff", cookie=server.login(tokens["prof"]))
+        assert "failed: " in page and "late-submission policy could not be loaded" in page
         assert server.upload(tokens["grace"], ADA)[0] == 202  # nothing in flight any more
     finally:
         server.stop()
