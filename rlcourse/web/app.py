@@ -237,7 +237,10 @@ def run_web(service: WebService, *, host: str = "127.0.0.1", port: int = 8000) -
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        raise CourseError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     sock.listen(2048)  # connections wait in the backlog until uvicorn has started
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"rlcourse web: serving {service.class_dir.root} on http://{shown}:{sock.getsockname()[1]}/ "

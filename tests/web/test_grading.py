@@ -8,6 +8,7 @@ minutes each on the loaded 2-core machine.
 """
 import datetime
 import json
+import shutil
 import sqlite3
 import subprocess
 import time
@@ -180,4 +181,45 @@ def test_a_grading_that_keeps_failing_is_kept_and_shown_as_failed(tmp_path):
         assert "failed: " in page and "late-submission policy could not be loaded" in page
         assert server.upload(tokens["grace"], ADA)[0] == 202  # nothing in flight any more
     finally:
+        server.stop()
+
+
+@pytest.mark.browser
+def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_open_it(tmp_path):
+    """Headless Chromium (Debian's), driven over the DevTools pipe: sign in with the token, pick
+    the notebook, watch the status page refresh itself until graded, open the feedback page;
+    a second student's browser gets "not found" for both pages."""
+    if shutil.which("chromium") is None:
+        pytest.skip("Debian's chromium is not on PATH (apt-get install chromium; .ci/run does)")
+    from browser import Browser
+
+    course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
+    tokens = tokens_for(class_dir, ["ada", "alan"])
+    server = Server(course, class_dir)
+    browser = Browser(tmp_path / "profile")
+    try:
+        ada = browser.tab(server.url + "/login")
+        ada.eval(f"document.getElementById('token').value = {json.dumps(tokens['ada'])};"
+                 "document.getElementById('sign-in').click()")
+        ada.wait("location.pathname === '/' && document.getElementById('user') !== null")
+        ada.choose_file('form[action="/assignments/ps1/submit"] input[type=file]', ALAN)
+        ada.eval("document.querySelector('form[action=\"/assignments/ps1/submit\"] button').click()")
+        ada.wait("location.pathname.startsWith('/submissions/')")
+        assert "Queued" in ada.text() or "Being graded" in ada.text()
+        status_url = ada.eval("location.href")
+        alan = browser.tab(server.url + "/login")
+        alan.eval(f"document.getElementById('token').value = {json.dumps(tokens['alan'])};"
+                  "document.getElementById('sign-in').click()")
+        alan.wait("location.pathname === '/'")
+        alan.go(status_url)
+        assert "no such submission" in alan.text()
+        ada.wait("document.getElementById('status').dataset.status === 'graded'", timeout=900)
+        assert "Score: 25 / 33" in ada.text()
+        ada.eval("document.getElementById('feedback-link').click()")
+        ada.wait("location.pathname.endsWith('/feedback') && document.readyState === 'complete'")
+        assert "clip_without_min" in ada.text()  # the default policy shows everything
+        alan.go(status_url + "/feedback")
+        assert "no such submission" in alan.text()
+    finally:
+        browser.close()
         server.stop()
