@@ -11,7 +11,6 @@ import datetime
 import json
 import threading
 import time
-from pathlib import Path
 
 from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.directory import Course
@@ -172,7 +171,3 @@ def class_summary(service: WebService, assignment: str) -> dict:
             "graded_students": len(latest), "mean": mean,
             "max_score": scores[0][1] if scores else None,
             "diagnoses": sorted(((len(who), tag) for tag, who in tags.items()), reverse=True)[:10]}
-
-
-def history_path(service: WebService, submission: Submission) -> Path:
-    return service.class_dir.root / submission.folder
