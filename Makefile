@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # nbgrader starts alembic and jupyter by name, so the environment's bin/ must be on PATH.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo lint test test-install test-fast release claims benchmark clean
+.PHONY: install demo web-demo lint test test-install test-fast release claims benchmark clean
 
 install: $(VENV)/.installed
 
@@ -23,6 +23,16 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 
 demo: install
 	$(BIN)/rlcourse demo
+
+# The submission service on a fresh class of the demo's students (and a staff account), with
+# their tokens printed: sign in at http://127.0.0.1:8000/, or submit a demo notebook with
+# `rlcourse submit ps1 demo/submitted/alan/ps1/ps1.ipynb --server http://127.0.0.1:8000 --token T`.
+WEB_DEMO := $(CURDIR)/.rlcourse-cache/web-demo
+web-demo: install
+	rm -rf $(WEB_DEMO)
+	$(BIN)/rlcourse students tokens --course-dir $(WEB_DEMO) --staff prof \
+		$(foreach student,ada grace alan barbara ken edsger linus,--student $(student))
+	$(BIN)/rlcourse web --course-dir $(WEB_DEMO)
 
 # The stages import one way (import-linter's contracts in pyproject.toml; docs/architecture.md),
 # and ruff finds no mistake. Seconds; `make test` runs it first.

@@ -139,6 +139,32 @@ def _gradescope(options) -> int:
     return 0
 
 
+def _web(options) -> int:
+    from rlcourse.web.app import run_web
+    from rlcourse.web.service import WebService
+
+    return run_web(WebService(Course.find(), _class_dir(options)), host=options.host, port=options.port)
+
+
+def _tokens(options) -> int:
+    """`student,token` CSV lines on stdout: each token is shown this once."""
+    from rlcourse.web.tokens import issue_tokens
+
+    issued = issue_tokens(_class_dir(options), students=options.student, staff=options.staff,
+                          revoke=options.revoke)
+    for user, token in issued:
+        print(f"{user},{token}")
+    for user in options.revoke or []:
+        print(f"rlcourse: revoked the token of {user}", file=sys.stderr)
+    return 0
+
+
+def _submit(options) -> int:
+    from rlcourse.web.client import main
+
+    return main(options)
+
+
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
@@ -228,7 +254,35 @@ def build_parser() -> argparse.ArgumentParser:
                             help="folder to write autograder.zip in (default: here)")
     gradescope.set_defaults(run=_gradescope)
 
-    for sub in (autograde, export, similarity):
+    web = commands.add_parser(
+        "web", help="serve the course to students: submissions graded as they arrive (until Ctrl-C)")
+    web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    web.add_argument("--port", type=int, default=8000)
+    web.set_defaults(run=_web)
+
+    students = commands.add_parser("students", help="the students' access to `rlcourse web`")
+    students_commands = students.add_subparsers(dest="students_command", required=True)
+    tokens = students_commands.add_parser(
+        "tokens", help="print new `student,token` CSV lines (default: every student in the gradebook)")
+    tokens.add_argument("--student", action="append", metavar="ID",
+                        help="issue for this student only (repeatable; added to the gradebook if new)")
+    tokens.add_argument("--staff", action="append", metavar="NAME",
+                        help="issue a staff token (sees every submission and the class view)")
+    tokens.add_argument("--revoke", action="append", metavar="ID",
+                        help="revoke this user's token and end their sessions")
+    tokens.set_defaults(run=_tokens)
+
+    submit = commands.add_parser(
+        "submit", help="submit a notebook to `rlcourse web`, wait, and print the feedback you may see")
+    submit.add_argument("assignment")
+    submit.add_argument("notebook", type=Path)
+    submit.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
+    submit.add_argument("--token", required=True, help="your token from the course staff")
+    submit.add_argument("--json", action="store_true",
+                        help="print one JSON object in the shape of `rlcourse grade --json`")
+    submit.set_defaults(run=_submit)
+
+    for sub in (autograde, export, similarity, web, tokens):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

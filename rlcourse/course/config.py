@@ -29,7 +29,8 @@ class CourseError(Exception):
 KEYS = {"title": "a string", "notebook": "a file name ending in .ipynb",
         "framework": f"one of {', '.join(sorted(FRAMEWORKS))}",
         "skip_cells": "a list of grade_ids", "limits": "a table", "feedback": "a table",
-        "variants": "a table (rlcourse.course.variants)"}
+        "variants": "a table (rlcourse.course.variants)",
+        "web": "a table"}
 """The keys `assignment.toml` may hold, and what each must be."""
 REQUIRED = ("notebook", "framework")
 
@@ -37,6 +38,31 @@ REQUIRED = ("notebook", "framework")
 def limit_kinds() -> dict[str, type]:
     """Each limit `[limits]` may set, and its type (whole numbers for bytes and counts)."""
     return {field.name: type(field.default) for field in dataclasses.fields(Limits)}
+
+
+@attrs.frozen
+class WebPolicy:
+    """`[web]`: what `rlcourse web` allows each student per assignment. Generous by default: a
+    limit is there to keep one student from filling the queue, not to ration feedback."""
+
+    submissions_per_window: int = 10
+    """Gradings a student may ask for within any `window_minutes`."""
+    window_minutes: int = 60
+    accept_late: bool = True
+    """Whether a submission after the student's deadline (due date plus extension) is accepted
+    (and penalised by the course's late policy) or refused."""
+
+    @classmethod
+    def from_table(cls, table: dict, *, where: str) -> "WebPolicy":
+        kinds = {"submissions_per_window": int, "window_minutes": int, "accept_late": bool}
+        for key, value in table.items():
+            if key not in kinds:
+                raise CourseError(f"{where}: unknown key {key!r} (allowed: {', '.join(kinds)})")
+            if kinds[key] is bool and not isinstance(value, bool):
+                raise CourseError(f"{where}: {key} = {value!r}; it must be true or false")
+            if kinds[key] is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise CourseError(f"{where}: {key} = {value!r}; it must be a positive whole number")
+        return cls(**table)
 
 
 @attrs.frozen
@@ -55,6 +81,7 @@ class AssignmentConfig:
     feedback: FeedbackPolicy = FeedbackPolicy()
     variants: Variants = Variants()
     """Each student's own parameter values ([variants]); off when the table is absent."""
+    web: WebPolicy = WebPolicy()
 
     @classmethod
     def read(cls, path: Path) -> "AssignmentConfig":
@@ -86,7 +113,7 @@ class AssignmentConfig:
         skip = data.get("skip_cells", [])
         if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
             raise CourseError(f"{where}: skip_cells must be a list of grade_ids")
-        for key in ("limits", "feedback"):
+        for key in ("limits", "feedback", "web"):
             if not isinstance(data.get(key, {}), dict):
                 raise CourseError(f"{where}: {key} must be a table ([{key}])")
         limits = read_limits(data.get("limits", {}), where=f"{where} [limits]")
@@ -101,7 +128,8 @@ class AssignmentConfig:
         return cls(notebook=data["notebook"], framework=data["framework"],
                    title=data.get("title", ""), limits=limits,
                    fixed_limits=frozenset(data.get("limits", {})), skip_cells=tuple(skip),
-                   feedback=feedback, variants=variants)
+                   feedback=feedback, variants=variants,
+                   web=WebPolicy.from_table(data.get("web", {}), where=f"{where} [web]"))
 
 
 def read_limits(table: dict, *, where: str) -> Limits:

@@ -10,7 +10,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from rlcourse.course.config import AssignmentConfig, CourseError, check_release_has_notebook
+from rlcourse.course.config import AssignmentConfig, CourseError, WebPolicy, check_release_has_notebook
 from rlcourse.course.variants import Variants
 from rlcourse.course.visibility import FeedbackPolicy
 from rlcourse.worker.limits import Limits
@@ -46,6 +46,8 @@ class Assignment:
     def parameters(self, student: str | None) -> dict:
         """The values `student` works with (the defaults for None or with variants off)."""
         return self.variants.for_student(self.name, student)
+    web: WebPolicy = WebPolicy()
+    """What `rlcourse web` allows each student: gradings per window, late submissions ([web])."""
 
     @property
     def grader_dir(self) -> Path:
@@ -91,7 +93,8 @@ class Course:
         return Assignment(name=name, notebook=config.notebook, framework=config.framework,
                           course=self, limits=config.limits, title=config.title,
                           skip_cells=config.skip_cells, fixed_limits=config.fixed_limits,
-                          feedback=config.feedback, variants=config.variants)
+                          feedback=config.feedback, variants=config.variants,
+                          web=config.web)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

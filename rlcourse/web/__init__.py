@@ -1,0 +1,1 @@
+"""`rlcourse web`: the submission service (docs/architecture.md)."""

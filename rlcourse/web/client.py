@@ -1,0 +1,128 @@
+"""`rlcourse submit ASSIGNMENT NOTEBOOK --server URL --token TOKEN [--json]`: the terminal's client.
+
+Standard library only (urllib), so that the same code can ship as a single `submit.py` for
+students without rlcourse installed. It uploads the notebook, polls the submission until it is
+graded, and prints what the course's feedback policy lets the student see now; with `--json`, one
+JSON object in the shape of `rlcourse grade --json` (items limited by the policy).
+
+Exit status: 0 graded; 1 grading failed on the server; 2 refused (bad token, rate limit, too
+late, not a notebook: one line saying which); 3 the server could not be reached.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+POLL_SECONDS = 1.0
+
+
+class Refusal(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _request(url: str, token: str, *, data: bytes | None = None, content_type: str | None = None) -> dict:
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        try:
+            body = json.loads(error.read())
+            message = body.get("error") or body.get("detail") or str(body)
+        except ValueError:
+            message = error.reason
+        raise Refusal(error.code, str(message)) from None
+
+
+def multipart(fields: dict[str, str], file_field: str, filename: str, content: bytes) -> tuple[bytes, str]:
+    """A multipart/form-data body, as a browser's form sends it."""
+    boundary = "rlcourse-" + secrets.token_hex(16)
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    parts.append((f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; '
+                  f'filename="{Path(filename).name}"\r\nContent-Type: application/x-ipynb+json\r\n\r\n').encode()
+                 + content + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def submit(server: str, token: str, assignment: str, notebook: Path, *, timeout: float = 3600,
+           on_wait=None) -> dict:
+    """Upload and wait; the submission as the server shows it once graded or failed."""
+    server = server.rstrip("/")
+    body, content_type = multipart({"assignment": assignment}, "notebook", notebook.name, notebook.read_bytes())
+    view = _request(f"{server}/api/submissions", token, data=body, content_type=content_type)
+    deadline = time.monotonic() + timeout
+    last = None
+    while view["status"] in ("queued", "running") and time.monotonic() < deadline:
+        state = (view["status"], view.get("position"))
+        if on_wait and state != last:
+            on_wait(view)
+            last = state
+        time.sleep(POLL_SECONDS)
+        view = _request(f"{server}/api/submissions/{view['id']}", token)
+    return view
+
+
+def describe(view: dict) -> str:
+    """The graded submission as plain text, no more than the policy lets the student see."""
+    report = view.get("report") or {}
+    lines = [f"{view['assignment']}: submission #{view['id']} {view['status']}"]
+    if report.get("score") is None:
+        lines.append("your results are not available yet (the course shows them later)")
+        return "\n".join(lines)
+    score = f"score {report['score']:g} / {report['max_score']:g}"
+    if report.get("late_penalty"):
+        score += f" (late penalty {report['late_penalty']:g})"
+    lines.append(score)
+    for item in report.get("items", []):
+        mark = "PASS" if item["passed"] else "FAIL"
+        line = f"  [{mark}] {item['id']}: {item['score']:g}/{item['max_score']:g}"
+        if item.get("diagnosis"):
+            line += f"  ({item['diagnosis']})"
+        lines.append(line)
+        if not item["passed"] and item.get("message"):
+            lines.append(f"         {item['message']}")
+    lines.extend(f"  error: {error}" for error in report.get("errors", []))
+    return "\n".join(lines)
+
+
+def main(options) -> int:
+    notebook = Path(options.notebook)
+    if not notebook.is_file():
+        print(f"rlcourse submit: refused: {notebook} is not a file", file=sys.stderr)
+        return 2
+
+    def waiting(view):
+        where = f" (position {view['position']})" if view.get("position") else ""
+        print(f"submission #{view['id']}: {view['status']}{where}", file=sys.stderr, flush=True)
+
+    try:
+        view = submit(options.server, options.token, options.assignment, notebook, on_wait=waiting)
+    except Refusal as refusal:
+        print(f"rlcourse submit: refused ({refusal.status}): {refusal}", file=sys.stderr)
+        return 2
+    except (urllib.error.URLError, OSError) as error:
+        print(f"rlcourse submit: cannot reach {options.server}: {getattr(error, 'reason', error)}",
+              file=sys.stderr)
+        return 3
+    if view["status"] != "graded":
+        print(f"rlcourse submit: submission #{view['id']} {view['status']}: "
+              f"{view.get('error', 'not graded in time')}", file=sys.stderr)
+        return 1
+    if options.json:
+        print(json.dumps(view["report"], indent=2))
+    else:
+        print(describe(view))
+    return 0
