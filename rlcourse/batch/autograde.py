@@ -99,12 +99,14 @@ def class_lock(class_dir: ClassDirectory, log):
 def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: list[str] | None = None,
               force: bool = False, strategy: str = "fork", isolation: str | None = None,
               workers: int | None = 1, backend: str = "local", scheduler: str | None = None,
-              progress: bool = True, log=None) -> list[Outcome]:
+              progress: bool = True, log=None, grading=None) -> list[Outcome]:
     """Grade every submission of `assignment` in `class_dir` into its gradebook.
 
     `workers`, `backend` and `scheduler` choose where the grading runs (rlcourse.batch.backends:
     1 = this process; N = N local processes; None = every core); the ledger, the gradebook
-    and the outputs are always written here, by this process alone, as each report arrives."""
+    and the outputs are always written here, by this process alone, as each report arrives.
+    `grading`: a backend the caller keeps warm across runs (rlcourse.web.job grades one web
+    submission per run); it is used as given and left open."""
     from rlcourse.batch.check import preflight
 
     preflight(assignment)  # an author's mistake stops the run here, before anything is written
@@ -129,7 +131,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
             if to_grade:
                 _grade_changed(class_dir, assignment, to_grade, keep=keep, outcomes=outcomes,
                                advance=advance, log=log, strategy=strategy, isolation=isolation,
-                               workers=workers, backend=backend, scheduler=scheduler)
+                               workers=workers, backend=backend, scheduler=scheduler, grading=grading)
     return [outcomes[entry.student] for entry in found if entry.student in outcomes]
 
 
@@ -177,14 +179,16 @@ def _keep_unchanged(class_dir: ClassDirectory, assignment: Assignment, found: li
 
 def _grade_changed(class_dir: ClassDirectory, assignment: Assignment, to_grade: list[tuple[Found, str]], *,
                    keep, outcomes: dict, advance, log, strategy: str, isolation: str | None,
-                   workers: int | None, backend: str, scheduler: str | None) -> None:
+                   workers: int | None, backend: str, scheduler: str | None, grading=None) -> None:
     """Grade `to_grade` on the chosen backend; each report goes to the ledger, then is kept as it
     arrives. A submission the backend could not grade is left for the next run, nothing written."""
     from rlcourse.batch.backends import GraderSettings, GradingFailed, Job, make_backend
 
     pending = {entry.student: (entry, key) for entry, key in to_grade}
-    grading = make_backend(assignment, GraderSettings(strategy=strategy, isolation=isolation),
-                           workers=workers, backend=backend, scheduler=scheduler, log=log)
+    owned = grading is None
+    if owned:
+        grading = make_backend(assignment, GraderSettings(strategy=strategy, isolation=isolation),
+                               workers=workers, backend=backend, scheduler=scheduler, log=log)
     try:
         jobs = [Job(entry.student, entry.path, entry.problem) for entry, _ in to_grade]
         for job, result in grading.grade(jobs):
@@ -204,7 +208,8 @@ def _grade_changed(class_dir: ClassDirectory, assignment: Assignment, to_grade: 
             outcomes[entry.student] = keep(entry, key, result, "graded")
             advance(entry.student, "graded")
     finally:
-        grading.close()
+        if owned:
+            grading.close()
 
 
 def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,

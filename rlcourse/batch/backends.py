@@ -137,7 +137,7 @@ class InProcess:
 
 
 # --- N processes on this machine ----------------------------------------------------------------
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Ask Linux to kill this process when the process that started it dies (a `kill -9` of
     `rlcourse autograde`), so no grading process outlives the run and keeps running students'
     code for nobody; its sandboxed workers go with it (bubblewrap's --die-with-parent)."""
@@ -156,7 +156,7 @@ def _die_with_parent(parent: int) -> None:
 def _grading_process(connection, parent: int, course_root: str, name: str,
                      settings: GraderSettings) -> None:
     """A `LocalPool` process: one `Grader`, then jobs one at a time until the pipe closes."""
-    _die_with_parent(parent)
+    die_with_parent(parent)
     from rlcourse.grading.pipeline import Grader
 
     assignment = Course(Path(course_root)).assignment(name)

@@ -1,36 +1,92 @@
-"""One web submission graded in its own process: `python -m rlcourse.web.job ASSIGNMENT STUDENT ROOT`.
+"""The web service's grading process: `python -m rlcourse.web.job`, one per service, kept warm.
 
-The service never grades in its own process: this child runs the batch's `autograde` for one
-student (the hidden graders here, the student's code in the sandboxed workers it starts; the
-ledger, the gradebook with the late penalty, the autograded notebook and the feedback page, as
-for a class), then prints one JSON line with the report and the timing. If it is killed, nothing
-half-written is kept (autograde's own guarantee) and the service grades the submission again.
+The service never grades in its own process. It starts this child once and sends it one JSON
+request per line on stdin, `{"assignment": "ps1", "student": "ada", "root": "/class"}`; the child
+runs the batch's `autograde` for that one student (the hidden graders here, the student's code in
+the sandboxed workers its `Grader` forks; the ledger, the gradebook with the late penalty, the
+autograded notebook and the feedback page, exactly as for a class) and answers one JSON line:
+`{"graded": true, "status", "report", "timing"}`, `{"graded": false, "error"}`, or
+`{"stale": reason}` when the graders, the assignment's configuration or the engine changed since
+it loaded them (pytest keeps imported grader modules for the life of a process, as
+rlcourse.batch.service explains), after which it exits and the service starts a fresh one.
+
+Why warm: a cold child pays for Python, pytest, the graders and a fork template importing JAX
+or torch before any student cell runs, which is most of a submission's wait. Kept alive, it pays
+them once per assignment, as `rlcourse serve` does for `rlcourse grade`.
+
+If it dies or is killed, nothing half-written is kept (autograde's own guarantee) and the
+service grades the submission again in a new child. It dies with the service (PDEATHSIG), so a
+killed service leaves no grading running for nobody.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 
-def main(argv: list[str]) -> int:
-    from rlcourse.batch.autograde import autograde
-    from rlcourse.course.class_directory import ClassDirectory
-    from rlcourse.course.directory import Course
+class WarmGraders:
+    """One in-process backend per assignment, built on first use and reused while current."""
 
-    name, student, root = argv
-    assignment = Course.find().assignment(name)
-    outcomes = autograde(assignment, class_dir=ClassDirectory(Path(root)), students=[student],
-                         workers=1, progress=False)
-    if not outcomes or outcomes[0].status in ("not graded", "refused"):
-        errors = outcomes[0].report.errors if outcomes else ["no submission found"]
-        print(json.dumps({"graded": False, "error": "; ".join(errors)}))
-        return 1
-    outcome = outcomes[0]
-    print(json.dumps({"graded": True, "status": outcome.status, "report": outcome.report.to_json(),
-                      "timing": outcome.timing.to_json() if outcome.timing else None}))
+    def __init__(self):
+        from rlcourse.batch.service import engine_fingerprint
+
+        self.engine = engine_fingerprint()
+        self.backends: dict[str, tuple[str, object]] = {}
+
+    def grade(self, name: str, student: str, root: str) -> dict:
+        from rlcourse.batch.autograde import autograde, grading_key
+        from rlcourse.batch.backends import GraderSettings, InProcess
+        from rlcourse.batch.service import engine_fingerprint
+        from rlcourse.course.class_directory import ClassDirectory
+        from rlcourse.course.directory import Course
+
+        assignment = Course.find().assignment(name)
+        key = grading_key(assignment)
+        loaded = self.backends.get(name)
+        if engine_fingerprint() != self.engine or (loaded and loaded[0] != key):
+            return {"stale": f"{name}'s graders, configuration or the engine changed"}
+        if loaded is None:
+            loaded = self.backends[name] = (key, InProcess(assignment, GraderSettings()))
+        outcomes = autograde(assignment, class_dir=ClassDirectory(Path(root)), students=[student],
+                             workers=1, progress=False, grading=loaded[1])
+        if not outcomes or outcomes[0].status in ("not graded", "refused"):
+            errors = outcomes[0].report.errors if outcomes else ["no submission found"]
+            return {"graded": False, "error": "; ".join(errors)}
+        outcome = outcomes[0]
+        return {"graded": True, "status": outcome.status, "report": outcome.report.to_json(),
+                "timing": outcome.timing.to_json() if outcome.timing else None}
+
+    def close(self) -> None:
+        for _, backend in self.backends.values():
+            backend.close()
+
+
+def main() -> int:
+    from rlcourse.batch.backends import die_with_parent
+
+    die_with_parent(os.getppid())
+    # Replies go to the real stdout alone; anything else this process prints goes to stderr.
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    graders = WarmGraders()
+    try:
+        for line in sys.stdin:
+            request = json.loads(line)
+            try:
+                reply = graders.grade(request["assignment"], request["student"], request["root"])
+            except Exception as error:  # noqa: BLE001 - one grading's failure is that grading's reply
+                # ... and this process's end: the next grading starts from a fresh one.
+                replies.write(json.dumps({"graded": False, "error": f"{type(error).__name__}: {error}"}) + "\n")
+                return 1
+            replies.write(json.dumps(reply) + "\n")
+            if "stale" in reply:
+                return 0
+    finally:
+        graders.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

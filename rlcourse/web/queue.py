@@ -1,4 +1,5 @@
-"""The grading thread: takes queued submissions oldest first and grades each in a child process.
+"""The grading thread: takes queued submissions oldest first and grades each in a warm child
+process (rlcourse.web.job), started on first use and again whenever it dies or goes stale.
 
 The queue is the database (rlcourse.web.store), not memory: a submission is `queued` from the
 moment it is accepted, `running` while its child grades it, then `graded` (report and timing
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -22,6 +24,46 @@ JOB_TIMEOUT = 30 * 60
 stop a student's code long before this."""
 
 
+class GradingProcess:
+    """The warm child: one JSON request per line in, one JSON reply per line out."""
+
+    def __init__(self, command: list[str], *, env: dict, cwd):
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env, cwd=cwd)
+        self._replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, name="rlcourse-grading-replies", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                self._replies.put(json.loads(line))
+        self._replies.put(None)  # end of output: the child exited or was killed
+
+    def ask(self, request: dict, *, timeout: float) -> dict:
+        """The child's reply; `{"died": reason}` if it exits or outlives `timeout` first."""
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+            reply = self._replies.get(timeout=timeout)
+        except (BrokenPipeError, OSError):
+            reply = None
+        except queue.Empty:
+            self.close()
+            return {"died": f"grading took longer than {timeout:g} s"}
+        if reply is None:
+            status = self.process.wait()
+            return {"died": f"the grading process ended (status {status})"}
+        return reply
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
 class GradingQueue:
     def __init__(self, service, log=None):
         self.service = service
@@ -29,6 +71,7 @@ class GradingQueue:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rlcourse-grading", daemon=True)
+        self._child: GradingProcess | None = None
 
     def start(self) -> None:
         requeued = self.service.store.requeue_interrupted()
@@ -42,6 +85,9 @@ class GradingQueue:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        child = self._child
+        if child is not None:
+            child.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -59,27 +105,37 @@ class GradingQueue:
         service = self.service
         assignment = service.course.assignment(submission.assignment)
         service.intake.install(submission, assignment)
-        environment = dict(os.environ, RLCOURSE_ROOT=str(service.course.root))
-        command = [sys.executable, "-m", "rlcourse.web.job", submission.assignment, submission.student,
-                   str(service.class_dir.root)]
+        request = {"assignment": submission.assignment, "student": submission.student,
+                   "root": str(service.class_dir.root)}
         self.log(f"rlcourse web: grading #{submission.id} ({submission.student}, {submission.assignment})")
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, env=environment,
-                                  cwd=service.course.root, timeout=JOB_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self._retry_or_fail(submission, f"grading took longer than {JOB_TIMEOUT} s")
-            return
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        result = json.loads(lines[-1]) if lines else {"graded": False}
+        for _ in range(2):  # a stale child is replaced once, without counting an attempt
+            result = self._child_process().ask(request, timeout=JOB_TIMEOUT)
+            if "stale" not in result:
+                break
+            self.log(f"rlcourse web: a new grading process ({result['stale']})")
+            self._child.close()
+            self._child = None
+        if self._child is not None and ("died" in result or not self._child.alive()):
+            self._child.close()
+            self._child = None
         if not result.get("graded"):
-            reason = result.get("error") or (done.stderr.strip().splitlines() or ["no output"])[-1]
-            self._retry_or_fail(submission, f"the grading process failed (status {done.returncode}): {reason}")
+            reason = result.get("died") or result.get("error") or result.get("stale") or "no reply"
+            self._retry_or_fail(submission, f"the grading process failed: {reason}")
             return
         service.store.update(submission.id, status=GRADED, finished=now(), error=None,
                              report=json.dumps(result["report"]), timing=json.dumps(result["timing"]))
         service.forget_deadline(submission.student, submission.assignment)
         self.log(f"rlcourse web: graded #{submission.id}: {result['report']['score']:g}/"
                  f"{result['report']['max_score']:g}")
+
+    def _child_process(self) -> GradingProcess:
+        if self._child is None or not self._child.alive():
+            service = self.service
+            self._child = GradingProcess([sys.executable, "-m", "rlcourse.web.job"],
+                                         env=dict(os.environ, RLCOURSE_ROOT=str(service.course.root)),
+                                         cwd=service.course.root)
+            self.log(f"rlcourse web: grading process {self._child.process.pid} started")
+        return self._child
 
     def _retry_or_fail(self, submission, reason: str) -> None:
         if self._stop.is_set():

@@ -3,8 +3,8 @@ shows; the upload lands in nbgrader's layout and gradebook with its history kept
 in flight per student; the rolling window's limit; another student sees nothing of it; and a
 service killed mid-grading grades the submission after its restart.
 
-Two real gradings in all (one per fixture), each in a child `autograde` process: one to two
-minutes each on the loaded 2-core machine.
+Real gradings in the service's warm grading process (rlcourse.web.job): the first of each server
+pays the process's start and the course copy's reference run, the next only the grading.
 """
 import datetime
 import json
@@ -135,6 +135,20 @@ def test_the_pages_show_the_state_and_the_feedback_at_the_policys_level(graded):
     status, feedback, _ = server.api(f"/submissions/{submission}/feedback", cookie=ada)
     assert status == 200 and "Only your total is shown for now" in feedback
     assert "clip_without_min" not in feedback and "ppo_value" not in feedback
+
+
+def test_the_next_grading_reuses_the_warm_grading_process(graded):
+    """Runs after the tests that expect alan to have submitted nothing. The service's grading
+    process is started once and kept, so alan's grading after ada's pays no start of Python,
+    pytest, the graders or JAX: one process start in the log for both."""
+    server, tokens, *_ = graded
+    started = time.monotonic()
+    status, view, _ = server.upload(tokens["alan"], ADA)
+    assert status == 202
+    done = wait_for(server, tokens["alan"], view["id"], ("graded", "failed"), timeout=600)
+    print(f"the second grading, warm: {time.monotonic() - started:.1f} s from upload to graded")
+    assert done["status"] == "graded" and done["report"]["score"] == 33.0
+    assert server.log.read_text().count("rlcourse web: grading process") == 1
 
 
 def test_a_submission_interrupted_by_a_killed_service_is_graded_after_a_restart(tmp_path):
