@@ -51,13 +51,18 @@ class WebPolicy:
     accept_late: bool = True
     """Whether a submission after the student's deadline (due date plus extension) is accepted
     (and penalised by the course's late policy) or refused."""
+    counts: str = "latest"
+    """Which graded submission the gradebook holds: the `latest`, or the `best` (the highest
+    score after any late penalty; the newest of equals)."""
 
     @classmethod
     def from_table(cls, table: dict, *, where: str) -> "WebPolicy":
-        kinds = {"submissions_per_window": int, "window_minutes": int, "accept_late": bool}
+        kinds = {"submissions_per_window": int, "window_minutes": int, "accept_late": bool, "counts": str}
         for key, value in table.items():
             if key not in kinds:
                 raise CourseError(f"{where}: unknown key {key!r} (allowed: {', '.join(kinds)})")
+            if key == "counts" and value not in ("latest", "best"):
+                raise CourseError(f"{where}: counts = {value!r}; it must be \"latest\" or \"best\"")
             if kinds[key] is bool and not isinstance(value, bool):
                 raise CourseError(f"{where}: {key} = {value!r}; it must be true or false")
             if kinds[key] is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):

@@ -175,7 +175,8 @@ def create_app(service: WebService) -> FastAPI:
         assignments = [(name, [service.view_json(row) for row in reversed(rows) if row.assignment == name])
                        for name in service.assignments()]
         return page("web_home.html", status=status, title="Your submissions", user=token.user,
-                    staff=token.staff, csrf=csrf, assignments=assignments, error=error)
+                    staff=token.staff, csrf=csrf, assignments=assignments, error=error,
+                    counting=service.counting(rows))
 
     @app.post("/assignments/{name}/submit")
     async def submit_page(name: str, request: Request):

@@ -127,6 +127,31 @@ class GradingQueue:
         service.forget_deadline(submission.student, submission.assignment)
         self.log(f"rlcourse web: graded #{submission.id}: {result['report']['score']:g}/"
                  f"{result['report']['max_score']:g}")
+        if assignment.web.counts == "best":
+            self._keep_best(submission, assignment, request)
+
+    def _keep_best(self, submission, assignment, request: dict) -> None:
+        """Under `counts = "best"`: if an earlier graded submission scored higher (after its late
+        penalty), put it back in `submitted/` and record it again, so the gradebook, `nbgrader
+        export` and a later `rlcourse autograde` all hold the best one. Its report is already in
+        the ledger when its notebook is unchanged, so recording it again grades nothing."""
+        store = self.service.store
+        graded = store.submissions(student=submission.student, assignment=submission.assignment,
+                                   status=(GRADED,))
+        best = best_submission(graded)
+        if best is None or best.id == submission.id:
+            return
+        self.service.intake.install(best, assignment)
+        result = self._child_process().ask(request, timeout=JOB_TIMEOUT)
+        if not result.get("graded"):
+            if self._child is not None and not self._child.alive():
+                self._child = None
+            self.log(f"rlcourse web: #{best.id} (the best) could not be recorded again: "
+                     f"{result.get('died') or result.get('error') or result.get('stale')}; "
+                     "the next `rlcourse autograde` records it")
+            return
+        self.log(f"rlcourse web: #{best.id} counts for {submission.student} (the best, "
+                 f"{net_score(best):g} points), recorded again")
 
     def _child_process(self) -> GradingProcess:
         if self._child is None or not self._child.alive():
@@ -145,3 +170,15 @@ class GradingQueue:
                  + ("queued again" if again else "given up: staff see it as failed"))
         self.service.store.update(submission.id, status=QUEUED if again else FAILED, error=reason,
                                   finished=None if again else now())
+
+
+def net_score(submission) -> float:
+    """A graded submission's score after its late penalty."""
+    report = json.loads(submission.report)
+    timing = json.loads(submission.timing) if submission.timing else {}
+    return (report.get("score") or 0.0) - ((timing or {}).get("penalty") or 0.0)
+
+
+def best_submission(graded: list):
+    """The graded submission with the highest score after penalty; the newest of equals."""
+    return max(graded, key=lambda entry: (net_score(entry), entry.id), default=None)

@@ -18,8 +18,8 @@ from rlcourse.course.lateness import Timing
 from rlcourse.course.visibility import feedback_level, student_view
 from rlcourse.grading.report import Report
 from rlcourse.web.intake import Intake
-from rlcourse.web.queue import GradingQueue
-from rlcourse.web.store import QUEUED, Store, Submission, now
+from rlcourse.web.queue import GradingQueue, best_submission
+from rlcourse.web.store import GRADED, QUEUED, Store, Submission, now
 
 DEADLINE_SECONDS = 30
 """How long a student's deadline read from the gradebook is reused: opening nbgrader's gradebook
@@ -87,6 +87,17 @@ class WebService:
                 "notebook": view.notebook, "level": level,
                 "late_penalty": (timing or {}).get("penalty") if view.score is not None else None}
         return data
+
+    def counting(self, rows: list[Submission]) -> set[int]:
+        """The ids among `rows` whose grades the gradebook holds: per student and assignment,
+        the latest graded submission, or under `[web] counts = "best"` the best."""
+        graded: dict[tuple[str, str], list[Submission]] = {}
+        for row in rows:
+            if row.status == GRADED:
+                graded.setdefault((row.student, row.assignment), []).append(row)
+        return {(best_submission(entries) if self.course.assignment(name).web.counts == "best"
+                 else max(entries, key=lambda entry: entry.id)).id
+                for (_, name), entries in graded.items()}
 
     def feedback_page(self, submission: Submission) -> str:
         """The feedback page for this submission at the level the policy allows now."""
