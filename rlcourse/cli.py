@@ -140,10 +140,12 @@ def _gradescope(options) -> int:
 
 
 def _web(options) -> int:
+    from rlcourse.batch.backends import default_workers
     from rlcourse.web.app import run_web
     from rlcourse.web.service import WebService
 
-    return run_web(WebService(Course.find(), _class_dir(options)), host=options.host, port=options.port)
+    service = WebService(Course.find(), _class_dir(options), graders=options.graders or default_workers())
+    return run_web(service, host=options.host, port=options.port)
 
 
 def _tokens(options) -> int:
@@ -258,6 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
         "web", help="serve the course to students: submissions graded as they arrive (until Ctrl-C)")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     web.add_argument("--port", type=int, default=8000)
+    web.add_argument("--graders", type=int, default=None,
+                     help="grading processes side by side (default: one per core); each stays warm")
     web.set_defaults(run=_web)
 
     students = commands.add_parser("students", help="the students' access to `rlcourse web`")

@@ -111,7 +111,8 @@ class Grader:
             self.log(f"isolation: {why}")
         self.reference = self._recorded_reference()
         if self.reference is None and warm_cache:
-            self.reference = self._run_reference(level)
+            with self._reference_lock():  # grading processes started together warm it once
+                self.reference = self._recorded_reference() or self._run_reference(level)
         self.limits = budget(assignment.limits, self.reference, assignment.fixed_limits)
         self.call_limits = call_limits(self.limits, self.reference, assignment.fixed_limits)
         self._launcher = make_launcher(
@@ -317,6 +318,18 @@ class Grader:
         for place in (self.assignment.course.root, folder, Path(sys.prefix), worker_code):
             fingerprint.update(str(place.resolve()).encode() + b"\0")
         return folder / f"warmed-{fingerprint.hexdigest()[:16]}"
+
+    @contextlib.contextmanager
+    def _reference_lock(self):
+        """Held while the reference runs: a second process that wants it waits, then reads the
+        record the first one wrote, instead of running it again beside it."""
+        import fcntl
+
+        marker = self._reference_marker()
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        with open(marker.parent / "reference.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
 
     def _recorded_reference(self) -> dict | None:
         """The reference run's times for this fingerprint, if it has run (None otherwise)."""

@@ -26,6 +26,46 @@ import sys
 from pathlib import Path
 
 
+class GradedAhead:
+    """The backend `autograde` is given: the student's submission already graded, before the
+    class's lock was taken, so several grading processes grade side by side and queue only to
+    record (the ledger, the gradebook, the outputs: autograde's lock). A notebook that is not
+    the one graded ahead (changed in between) is graded by the warm backend as usual."""
+
+    def __init__(self, backend, ready: dict):
+        self.backend, self.ready = backend, ready
+
+    @classmethod
+    def prepare(cls, backend, class_dir, assignment, student: str, grading_by: str) -> "GradedAhead":
+        """Grade `student`'s submission now, unless the ledger already holds its report (then
+        autograde records that and grades nothing)."""
+        from rlcourse.batch.backends import Job
+        from rlcourse.course.class_directory import find_submissions
+        from rlcourse.record.ledger import read_ledger, submission_key
+
+        entry = find_submissions(class_dir, assignment, [student])[0]
+        if entry.path is None:
+            return cls(backend, {})
+        saved = read_ledger(class_dir, assignment, student)
+        if saved and saved["key"] == f"{submission_key(entry)} {grading_by}":
+            return cls(backend, {})
+        notebook = entry.path.read_bytes()
+        job = Job(entry.student, entry.path, entry.problem)
+        (_, result), = backend.grade([job])
+        return cls(backend, {job: (notebook, result)})
+
+    def grade(self, jobs):
+        for job in jobs:
+            notebook, result = self.ready.get(job, (None, None))
+            if result is not None and job.path.read_bytes() == notebook:
+                yield job, result
+            else:
+                yield from self.backend.grade([job])
+
+    def close(self) -> None:
+        """The warm backend stays open for the next grading."""
+
+
 class WarmGraders:
     """One in-process backend per assignment, built on first use and reused while current."""
 
@@ -38,9 +78,11 @@ class WarmGraders:
     def grade(self, name: str, student: str, root: str) -> dict:
         from rlcourse.batch.autograde import autograde, grading_key
         from rlcourse.batch.backends import GraderSettings, InProcess
+        from rlcourse.batch.check import preflight
         from rlcourse.batch.service import engine_fingerprint
         from rlcourse.course.class_directory import ClassDirectory
         from rlcourse.course.directory import Course
+        from rlcourse.course.lateness import LatePolicy
 
         assignment = Course.find().assignment(name)
         key = grading_key(assignment)
@@ -49,8 +91,14 @@ class WarmGraders:
             return {"stale": f"{name}'s graders, configuration or the engine changed"}
         if loaded is None:
             loaded = self.backends[name] = (key, InProcess(assignment, GraderSettings()))
-        outcomes = autograde(assignment, class_dir=ClassDirectory(Path(root)), students=[student],
-                             workers=1, progress=False, grading=loaded[1])
+        class_dir = ClassDirectory(Path(root))
+        # autograde's own first checks, before any grading: an author's mistake or a late policy
+        # that cannot load costs no grading (autograde makes them again under its lock).
+        preflight(assignment)
+        LatePolicy(class_dir.root).check()
+        ahead = GradedAhead.prepare(loaded[1], class_dir, assignment, student, key)
+        outcomes = autograde(assignment, class_dir=class_dir, students=[student],
+                             workers=1, progress=False, grading=ahead)
         if not outcomes or outcomes[0].status in ("not graded", "refused"):
             errors = outcomes[0].report.errors if outcomes else ["no submission found"]
             return {"graded": False, "error": "; ".join(errors)}

@@ -64,20 +64,58 @@ class GradingProcess:
         self.process.wait()
 
 
+class Lane:
+    """One grading thread's warm process: started on first use, replaced when it dies or its
+    graders go stale. `rlcourse web --graders N` runs N lanes side by side; each grades outside
+    the class's lock and takes it only to record (rlcourse.web.job)."""
+
+    def __init__(self, queue: "GradingQueue", number: int):
+        self.queue, self.number = queue, number
+        self.child: GradingProcess | None = None
+
+    def ask(self, request: dict) -> dict:
+        for _ in range(2):  # a stale child is replaced once, without counting an attempt
+            result = self._process().ask(request, timeout=JOB_TIMEOUT)
+            if "stale" not in result:
+                break
+            self.queue.log(f"rlcourse web: a new grading process ({result['stale']})")
+            self.close()
+        if self.child is not None and ("died" in result or not self.child.alive()):
+            self.close()
+        return result
+
+    def _process(self) -> GradingProcess:
+        if self.child is None or not self.child.alive():
+            service = self.queue.service
+            self.child = GradingProcess([sys.executable, "-m", "rlcourse.web.job"],
+                                        env=dict(os.environ, RLCOURSE_ROOT=str(service.course.root)),
+                                        cwd=service.course.root)
+            self.queue.log(f"rlcourse web: grading process {self.child.process.pid} started")
+        return self.child
+
+    def close(self) -> None:
+        child, self.child = self.child, None
+        if child is not None:
+            child.close()
+
+
 class GradingQueue:
-    def __init__(self, service, log=None):
+    def __init__(self, service, log=None, *, graders: int = 1):
         self.service = service
         self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rlcourse-grading", daemon=True)
-        self._child: GradingProcess | None = None
+        self._claim = threading.Lock()  # one thread at a time takes the next queued submission
+        self.lanes = [Lane(self, number) for number in range(graders)]
+        self._threads = [threading.Thread(target=self._run, args=(lane,), name=f"rlcourse-grading-{lane.number}",
+                                          daemon=True) for lane in self.lanes]
 
     def start(self) -> None:
         requeued = self.service.store.requeue_interrupted()
         if requeued:
             self.log(f"rlcourse web: {requeued} submission(s) interrupted by the last stop queued again")
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def wake(self) -> None:
         self._wake.set()
@@ -85,39 +123,30 @@ class GradingQueue:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        child = self._child
-        if child is not None:
-            child.close()
+        for lane in self.lanes:
+            lane.close()
 
-    def _run(self) -> None:
+    def _run(self, lane: Lane) -> None:
         while not self._stop.is_set():
-            submission = self.service.store.next_queued()
+            with self._claim:
+                submission = self.service.store.next_queued()
             if submission is None:
                 self._wake.wait(timeout=5)
                 self._wake.clear()
                 continue
             try:
-                self._grade(submission)
+                self._grade(submission, lane)
             except Exception as error:  # noqa: BLE001 - the thread must outlive any one grading
                 self._retry_or_fail(submission, f"{type(error).__name__}: {error}")
 
-    def _grade(self, submission) -> None:
+    def _grade(self, submission, lane: Lane) -> None:
         service = self.service
         assignment = service.course.assignment(submission.assignment)
         service.intake.install(submission, assignment)
         request = {"assignment": submission.assignment, "student": submission.student,
                    "root": str(service.class_dir.root)}
         self.log(f"rlcourse web: grading #{submission.id} ({submission.student}, {submission.assignment})")
-        for _ in range(2):  # a stale child is replaced once, without counting an attempt
-            result = self._child_process().ask(request, timeout=JOB_TIMEOUT)
-            if "stale" not in result:
-                break
-            self.log(f"rlcourse web: a new grading process ({result['stale']})")
-            self._child.close()
-            self._child = None
-        if self._child is not None and ("died" in result or not self._child.alive()):
-            self._child.close()
-            self._child = None
+        result = lane.ask(request)
         if not result.get("graded"):
             reason = result.get("died") or result.get("error") or result.get("stale") or "no reply"
             self._retry_or_fail(submission, f"the grading process failed: {reason}")
@@ -128,9 +157,9 @@ class GradingQueue:
         self.log(f"rlcourse web: graded #{submission.id}: {result['report']['score']:g}/"
                  f"{result['report']['max_score']:g}")
         if assignment.web.counts == "best":
-            self._keep_best(submission, assignment, request)
+            self._keep_best(submission, assignment, request, lane)
 
-    def _keep_best(self, submission, assignment, request: dict) -> None:
+    def _keep_best(self, submission, assignment, request: dict, lane: Lane) -> None:
         """Under `counts = "best"`: if an earlier graded submission scored higher (after its late
         penalty), put it back in `submitted/` and record it again, so the gradebook, `nbgrader
         export` and a later `rlcourse autograde` all hold the best one. Its report is already in
@@ -142,25 +171,14 @@ class GradingQueue:
         if best is None or best.id == submission.id:
             return
         self.service.intake.install(best, assignment)
-        result = self._child_process().ask(request, timeout=JOB_TIMEOUT)
+        result = lane.ask(request)
         if not result.get("graded"):
-            if self._child is not None and not self._child.alive():
-                self._child = None
             self.log(f"rlcourse web: #{best.id} (the best) could not be recorded again: "
                      f"{result.get('died') or result.get('error') or result.get('stale')}; "
                      "the next `rlcourse autograde` records it")
             return
         self.log(f"rlcourse web: #{best.id} counts for {submission.student} (the best, "
                  f"{net_score(best):g} points), recorded again")
-
-    def _child_process(self) -> GradingProcess:
-        if self._child is None or not self._child.alive():
-            service = self.service
-            self._child = GradingProcess([sys.executable, "-m", "rlcourse.web.job"],
-                                         env=dict(os.environ, RLCOURSE_ROOT=str(service.course.root)),
-                                         cwd=service.course.root)
-            self.log(f"rlcourse web: grading process {self._child.process.pid} started")
-        return self._child
 
     def _retry_or_fail(self, submission, reason: str) -> None:
         if self._stop.is_set():

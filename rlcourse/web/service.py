@@ -27,12 +27,12 @@ costs a quarter of a second, too much for every page; an extension shows within 
 
 
 class WebService:
-    def __init__(self, course: Course, class_dir: ClassDirectory, *, log=None):
+    def __init__(self, course: Course, class_dir: ClassDirectory, *, log=None, graders: int = 1):
         self.course, self.class_dir = course, class_dir
         class_dir.root.mkdir(parents=True, exist_ok=True)
         self.store = Store(class_dir.root / "web.db")
         self.intake = Intake(class_dir, self.store, self.deadline)
-        self.queue = GradingQueue(self, log=log)
+        self.queue = GradingQueue(self, log=log, graders=graders)
         self._deadlines: dict[tuple[str, str], tuple[float, datetime.datetime | None]] = {}
         self._deadline_lock = threading.Lock()
 

@@ -42,11 +42,11 @@ def graded(tmp_path_factory):
     course = copy_course(base / "course", toml_extra='[web]\nsubmissions_per_window = 1\n\n'
                                                      '[feedback]\nbefore_due = "score"\n')
     class_dir = base / "class"
-    tokens = tokens_for(class_dir, ["ada", "alan"], staff=["prof"])
+    tokens = tokens_for(class_dir, ["ada", "alan", "grace"], staff=["prof"])
     tomorrow = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(days=1)
     with Gradebook(f"sqlite:///{class_dir / 'gradebook.db'}") as gradebook:
         gradebook.update_or_create_assignment("ps1", duedate=tomorrow)
-    server = Server(course, class_dir)
+    server = Server(course, class_dir, graders=2)
     started = time.monotonic()
     client = subprocess.Popen([str(BIN / "rlcourse"), "submit", "ps1", str(ALAN), "--server", server.url,
                                "--token", tokens["ada"], "--json"], cwd=course, env=environment(),
@@ -137,18 +137,25 @@ def test_the_pages_show_the_state_and_the_feedback_at_the_policys_level(graded):
     assert "clip_without_min" not in feedback and "ppo_value" not in feedback
 
 
-def test_the_next_grading_reuses_the_warm_grading_process(graded):
-    """Runs after the tests that expect alan to have submitted nothing. The service's grading
-    process is started once and kept, so alan's grading after ada's pays no start of Python,
-    pytest, the graders or JAX: one process start in the log for both."""
+def test_two_students_are_graded_side_by_side_by_warm_processes(graded):
+    """Runs after the tests that expect alan to have submitted nothing. With `--graders 2`, alan
+    and grace submitting at once are graded side by side: one grading process is the fixture's,
+    still warm, the other starts now and finds the reference already run (one warm-up in all);
+    each records under the class's lock, so the gradebook holds both."""
+    from nbgrader.api import Gradebook
+
     server, tokens, *_ = graded
     started = time.monotonic()
-    status, view, _ = server.upload(tokens["alan"], ADA)
-    assert status == 202
-    done = wait_for(server, tokens["alan"], view["id"], ("graded", "failed"), timeout=600)
-    print(f"the second grading, warm: {time.monotonic() - started:.1f} s from upload to graded")
-    assert done["status"] == "graded" and done["report"]["score"] == 33.0
-    assert server.log.read_text().count("rlcourse web: grading process") == 1
+    uploads = {name: server.upload(tokens[name], notebook) for name, notebook in (("alan", ADA), ("grace", ALAN))}
+    assert all(status == 202 for status, _, _ in uploads.values())
+    done = {name: wait_for(server, tokens[name], view["id"], ("graded", "failed"), timeout=600)
+            for name, (_, view, _) in uploads.items()}
+    print(f"two gradings side by side, one process warm: {time.monotonic() - started:.1f} s")
+    assert {name: view["report"]["score"] for name, view in done.items()} == {"alan": 33.0, "grace": 25.0}
+    log = server.log.read_text()
+    assert log.count("rlcourse web: grading process") == 2 and log.count("the reference in") == 1
+    with Gradebook(f"sqlite:///{server.class_dir / 'gradebook.db'}") as gradebook:
+        assert [gradebook.find_submission("ps1", name).score for name in ("ada", "alan", "grace")] == [25, 33, 25]
 
 
 def test_a_submission_interrupted_by_a_killed_service_is_graded_after_a_restart(tmp_path):

@@ -17,16 +17,15 @@ from rlcourse.web.service import WebService
 from rlcourse.web.store import GRADED, Store, Submission
 
 
-class RecordingProcess:
+class RecordingLane:
+    """Stands in for a lane's grading process: records each request, answers "graded"."""
+
     def __init__(self):
         self.requests = []
 
-    def ask(self, request, *, timeout):
+    def ask(self, request):
         self.requests.append(request)
         return {"graded": True}
-
-    def alive(self):
-        return True
 
 
 def make_class(tmp_path, counts, scores):
@@ -51,24 +50,24 @@ def make_class(tmp_path, counts, scores):
     course = types.SimpleNamespace(assignment=lambda name: assignment)
     service = types.SimpleNamespace(store=store, intake=intake, course=course, class_dir=class_dir)
     queue = GradingQueue(service, log=lambda message: None)
-    queue._child = RecordingProcess()
+    queue.lane = RecordingLane()
     return queue, assignment, submissions
 
 
 def test_a_lower_score_puts_the_best_back_and_records_it_again(tmp_path):
     queue, assignment, (first, late, latest) = make_class(tmp_path, "best", [(20, 0), (30, 15), (10, 0)])
     request = {"assignment": "ps1", "student": "ada", "root": str(queue.service.class_dir.root)}
-    queue._keep_best(latest, assignment, request)
+    queue._keep_best(latest, assignment, request, queue.lane)
     submitted = queue.service.class_dir.submitted / "ada" / "ps1"
     assert (submitted / "ps1.ipynb").read_text() == "notebook 0"  # 20 beats 30 - 15 and 10
     assert (submitted / TIMESTAMP_FILE).read_text().startswith("2026-12-01")
-    assert queue._child.requests == [request]
+    assert queue.lane.requests == [request]
 
 
 def test_the_best_being_the_latest_changes_nothing(tmp_path):
     queue, assignment, (_, latest) = make_class(tmp_path, "best", [(20, 0), (25, 0)])
-    queue._keep_best(latest, assignment, {})
-    assert not (queue.service.class_dir.submitted / "ada").exists() and queue._child.requests == []
+    queue._keep_best(latest, assignment, {}, queue.lane)
+    assert not (queue.service.class_dir.submitted / "ada").exists() and queue.lane.requests == []
 
 
 def test_of_equal_scores_the_newest_counts(tmp_path):

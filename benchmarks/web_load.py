@@ -1,0 +1,165 @@
+"""`rlcourse web` under a deadline rush: a class of 2,000 with tokens, many submitting at once.
+
+Copies ps1 (graders, release, source, solutions, the warm JAX cache) into a temporary course,
+issues tokens to `--class-size` students, starts a real `rlcourse web` on a free loopback port,
+grades one submission to warm the service's grading process, then has `--submitters` students
+upload a demo notebook at the same moment (one thread each, as many browsers or clients would)
+and polls each until it is graded, while another thread keeps asking for a student's page of
+submissions. Prints:
+
+* the first grading (cold: the grading process's start and the course copy's reference run),
+* upload-to-graded times of the rush (median, 95th percentile, longest) and the throughput,
+* what that throughput means for the whole class submitting in the last hour,
+* the page's response time while the queue is full (median, 95th percentile).
+
+The demo notebooks were written for their own students' parameters ([variants]), so most score
+less here than in the demo: this measures time, not marks. Nothing is kept.
+
+    .venv/bin/python benchmarks/web_load.py [--submitters 30] [--class-size 2000]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.web.client import multipart
+from rlcourse.web.tokens import issue_tokens
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DEMO = sorted((ROOT / "demo" / "submitted").glob("*/ps1/ps1.ipynb"))
+
+
+def copy_course(target: Path) -> None:
+    target.mkdir(parents=True)
+    shutil.copy(ROOT / "nbgrader_config.py", target)
+    for folder in ("graders", "release", "source", "solutions"):
+        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    if (ROOT / ".rlcourse-cache").is_dir():
+        shutil.copytree(ROOT / ".rlcourse-cache", target / ".rlcourse-cache")
+    spec = target / "graders" / "ps1" / "assignment.toml"
+    spec.write_text(spec.read_text() + "\n[web]\nsubmissions_per_window = 100\n")
+
+
+def request(url: str, token: str, data: bytes | None = None, content_type: str | None = None):
+    headers = {"Authorization": f"Bearer {token}"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    call = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(call, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def submit_and_wait(url: str, token: str, notebook: Path, timeout: float = 3600) -> tuple[float, dict]:
+    body, content_type = multipart({"assignment": "ps1"}, "notebook", notebook.name, notebook.read_bytes())
+    started = time.monotonic()
+    status, view = request(f"{url}/api/submissions", token, body, content_type)
+    if status != 202:
+        raise RuntimeError(f"upload refused ({status}): {view}")
+    while time.monotonic() - started < timeout:
+        view = request(f"{url}/api/submissions/{view['id']}", token)[1]
+        if view["status"] in ("graded", "failed"):
+            return time.monotonic() - started, view
+        time.sleep(0.5)
+    raise RuntimeError(f"#{view['id']} not graded after {timeout} s")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--submitters", type=int, default=30)
+    parser.add_argument("--class-size", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rlcourse-web-load-") as scratch:
+        course, class_dir = Path(scratch) / "course", Path(scratch) / "class"
+        copy_course(course)
+        students = [f"s{number:04d}" for number in range(args.class_size)]
+        began = time.monotonic()
+        tokens = dict(issue_tokens(ClassDirectory(class_dir), students=students, staff=[]))
+        print(f"tokens for {args.class_size} students: {time.monotonic() - began:.1f} s")
+        env = {key: value for key, value in os.environ.items() if key != "RLCOURSE_ROOT"}
+        env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
+        server = subprocess.Popen([str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(class_dir)],
+                                  cwd=course, env=env, stdout=subprocess.PIPE,
+                                  stderr=open(Path(scratch) / "web.log", "w"), text=True)
+        try:
+            url = server.stdout.readline().split(" on ")[1].split()[0].rstrip("/")
+            first, view = submit_and_wait(url, tokens[students[0]], DEMO[0])
+            print(f"first grading (cold process, course copy's reference run): {first:.1f} s, {view['status']}")
+
+            rush = students[1:1 + args.submitters]
+            waits: dict[str, tuple[float, dict] | Exception] = {}
+            page_times: list[float] = []
+            done = threading.Event()
+
+            def student(name: str, notebook: Path) -> None:
+                try:
+                    waits[name] = submit_and_wait(url, tokens[name], notebook)
+                except Exception as error:  # noqa: BLE001 - reported below
+                    waits[name] = error
+
+            def reader() -> None:
+                while not done.is_set():
+                    started = time.monotonic()
+                    request(f"{url}/api/submissions", tokens[students[-1]])
+                    page_times.append(time.monotonic() - started)
+                    time.sleep(0.2)
+
+            threads = [threading.Thread(target=student, args=(name, DEMO[index % len(DEMO)]))
+                       for index, name in enumerate(rush)]
+            watcher = threading.Thread(target=reader)
+            started = time.monotonic()
+            watcher.start()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            wall = time.monotonic() - started
+            done.set()
+            watcher.join()
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+        failed = [name for name, result in waits.items() if isinstance(result, Exception)
+                  or result[1]["status"] != "graded"]
+        times = [result[0] for result in waits.values() if not isinstance(result, Exception)]
+        rate = len(times) / wall * 60
+        print(f"rush: {len(rush)} students at once, {len(rush) - len(failed)} graded, {len(failed)} not")
+        for name in failed:
+            result = waits[name]
+            print(f"  {name} not graded: {result if isinstance(result, Exception) else result[1]}")
+        if failed:
+            print("the service's log ends:\n" + "\n".join(
+                (Path(scratch) / "web.log").read_text().splitlines()[-20:]))
+        print(f"  upload to graded: median {statistics.median(times):.1f} s, 95th percentile "
+              f"{percentile(times, 0.95):.1f} s, longest {max(times):.1f} s")
+        print(f"  throughput: {rate:.1f} gradings a minute ({wall / len(times):.2f} s each, one grading process)")
+        print(f"  the whole class of {args.class_size} at once would wait up to "
+              f"{args.class_size / rate:.0f} min for the last feedback")
+        print(f"  a student's page while the queue was full: median {statistics.median(page_times) * 1000:.0f} ms, "
+              f"95th percentile {percentile(page_times, 0.95) * 1000:.0f} ms ({len(page_times)} requests)")
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
