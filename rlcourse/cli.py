@@ -144,7 +144,8 @@ def _web(options) -> int:
     from rlcourse.web.app import run_web
     from rlcourse.web.service import WebService
 
-    service = WebService(Course.find(), _class_dir(options), graders=options.graders or default_workers())
+    service = WebService(Course.find(), _class_dir(options), scheduler=options.scheduler,
+                         graders=options.graders or default_workers())
     return run_web(service, host=options.host, port=options.port)
 
 
@@ -261,7 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     web.add_argument("--port", type=int, default=8000)
     web.add_argument("--graders", type=int, default=None,
-                     help="grading processes side by side (default: one per core); each stays warm")
+                     help="gradings side by side (default: one per core; with --scheduler, as many "
+                          "as the cluster has workers is sensible); each grading process stays warm")
+    web.add_argument("--scheduler", default=None,
+                     help="a Dask scheduler's address: gradings run on its workers")
     web.set_defaults(run=_web)
 
     students = commands.add_parser("students", help="the students' access to `rlcourse web`")

@@ -1,4 +1,4 @@
-"""The web service's grading process: `python -m rlcourse.web.job`, one per service, kept warm.
+"""The web service's grading process: `python -m rlcourse.web.job [--scheduler ADDRESS]`, kept warm.
 
 The service never grades in its own process. It starts this child once and sends it one JSON
 request per line on stdin, `{"assignment": "ps1", "student": "ada", "root": "/class"}`; the child
@@ -69,15 +69,18 @@ class GradedAhead:
 class WarmGraders:
     """One in-process backend per assignment, built on first use and reused while current."""
 
-    def __init__(self):
+    def __init__(self, scheduler: str | None = None):
         from rlcourse.batch.service import engine_fingerprint
 
+        self.scheduler = scheduler
+        """A Dask scheduler's address: the gradings run on its workers (rlcourse.batch.backends.Dask);
+        this process only sends them and records what comes back."""
         self.engine = engine_fingerprint()
         self.backends: dict[str, tuple[str, object]] = {}
 
     def grade(self, name: str, student: str, root: str) -> dict:
         from rlcourse.batch.autograde import autograde, grading_key
-        from rlcourse.batch.backends import GraderSettings, InProcess
+        from rlcourse.batch.backends import Dask, GraderSettings, InProcess
         from rlcourse.batch.check import preflight
         from rlcourse.batch.service import engine_fingerprint
         from rlcourse.course.class_directory import ClassDirectory
@@ -90,7 +93,10 @@ class WarmGraders:
         if engine_fingerprint() != self.engine or (loaded and loaded[0] != key):
             return {"stale": f"{name}'s graders, configuration or the engine changed"}
         if loaded is None:
-            loaded = self.backends[name] = (key, InProcess(assignment, GraderSettings()))
+            backend = (Dask(assignment, GraderSettings(), scheduler=self.scheduler, workers=1,
+                            log=lambda message: print(message, file=sys.stderr, flush=True))
+                       if self.scheduler else InProcess(assignment, GraderSettings()))
+            loaded = self.backends[name] = (key, backend)
         class_dir = ClassDirectory(Path(root))
         # autograde's own first checks, before any grading: an author's mistake or a late policy
         # that cannot load costs no grading (autograde makes them again under its lock).
@@ -118,7 +124,8 @@ def main() -> int:
     # Replies go to the real stdout alone; anything else this process prints goes to stderr.
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    graders = WarmGraders()
+    options = sys.argv[1:]
+    graders = WarmGraders(scheduler=options[1] if options[:1] == ["--scheduler"] else None)
     try:
         for line in sys.stdin:
             request = json.loads(line)

@@ -87,7 +87,10 @@ class Lane:
     def _process(self) -> GradingProcess:
         if self.child is None or not self.child.alive():
             service = self.queue.service
-            self.child = GradingProcess([sys.executable, "-m", "rlcourse.web.job"],
+            command = [sys.executable, "-m", "rlcourse.web.job"]
+            if service.scheduler:
+                command += ["--scheduler", service.scheduler]
+            self.child = GradingProcess(command,
                                         env=dict(os.environ, RLCOURSE_ROOT=str(service.course.root)),
                                         cwd=service.course.root)
             self.queue.log(f"rlcourse web: grading process {self.child.process.pid} started")

@@ -27,8 +27,9 @@ costs a quarter of a second, too much for every page; an extension shows within 
 
 
 class WebService:
-    def __init__(self, course: Course, class_dir: ClassDirectory, *, log=None, graders: int = 1):
-        self.course, self.class_dir = course, class_dir
+    def __init__(self, course: Course, class_dir: ClassDirectory, *, log=None, graders: int = 1,
+                 scheduler: str | None = None):
+        self.course, self.class_dir, self.scheduler = course, class_dir, scheduler
         class_dir.root.mkdir(parents=True, exist_ok=True)
         self.store = Store(class_dir.root / "web.db")
         self.intake = Intake(class_dir, self.store, self.deadline)

@@ -11,7 +11,9 @@ import json
 import shutil
 import sqlite3
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from webserver import BIN, DEMO, Server, copy_course, environment, rlcourse, tokens_for
@@ -203,6 +205,26 @@ def test_a_grading_that_keeps_failing_is_kept_and_shown_as_failed(tmp_path):
         assert server.upload(tokens["grace"], ADA)[0] == 202  # nothing in flight any more
     finally:
         server.stop()
+
+
+def test_with_a_scheduler_the_gradings_run_on_the_dask_cluster(tmp_path):
+    """`rlcourse web --scheduler`: the warm grading process sends each submission to a real
+    scheduler's worker (a separate process) and records what comes back."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "batch"))
+    from test_backends import dask_cluster
+
+    course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
+    tokens = tokens_for(class_dir, ["grace"])
+    with dask_cluster(tmp_path, 1) as (address, _):
+        server = Server(course, class_dir, extra=("--scheduler", address))
+        try:
+            status, view, _ = server.upload(tokens["grace"], ALAN)
+            assert status == 202
+            graded = wait_for(server, tokens["grace"], view["id"], ("graded", "failed"), timeout=600)
+            assert graded["status"] == "graded" and graded["report"]["score"] == 25.0
+            assert f"dask: grading on {address} (1 workers)" in server.log.read_text()
+        finally:
+            server.stop()
 
 
 @pytest.mark.browser

@@ -63,15 +63,15 @@ class Server:
     """`rlcourse web --port 0` in its own process group (so a test can kill it and its grading
     child at once, as a crash would)."""
 
-    def __init__(self, course: Path, class_dir: Path, *, graders: int = 1):
-        self.course, self.class_dir, self.graders = course, class_dir, graders
+    def __init__(self, course: Path, class_dir: Path, *, graders: int = 1, extra: tuple[str, ...] = ()):
+        self.course, self.class_dir, self.graders, self.extra = course, class_dir, graders, extra
         self.log = class_dir.parent / f"{class_dir.name}-web.log"
         self.start()
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             [str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(self.class_dir),
-             "--graders", str(self.graders)],
+             "--graders", str(self.graders), *self.extra],
             cwd=self.course, env=environment(), stdout=subprocess.PIPE, stderr=open(self.log, "a"),
             text=True, start_new_session=True)
         line = self.process.stdout.readline()
