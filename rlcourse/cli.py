@@ -15,9 +15,10 @@ def _grade(options) -> int:
     from rlcourse.grading.pipeline import NotGraded
 
     assignment = Course.find().assignment(options.assignment)
+    students = _graded_as(assignment, options)
     try:
         reports = grade(assignment, options.paths, use_service=not options.no_service,
-                        strategy=options.strategy, isolation=options.isolation)
+                        strategy=options.strategy, isolation=options.isolation, students=students)
     except NotGraded as error:
         print(f"rlcourse: not graded (the engine or the graders failed, not the notebook): "
               f"{error}", file=sys.stderr)
@@ -29,6 +30,30 @@ def _grade(options) -> int:
         for report in reports:
             print_report(report, diagnoses_dir=assignment.grader_dir)
     return 0
+
+
+def _graded_as(assignment, options) -> list[str | None]:
+    """Whose notebook each path is, for an assignment with variants: `--student` (once for every
+    path, or once per path), else the id the released notebook itself would read from the
+    environment, else none (the defaults, which the report then says). Said on stderr."""
+    from rlcourse.course.variants import student_from_environment
+
+    count = len(options.paths)
+    if options.student:
+        if len(options.student) not in (1, count):
+            raise CourseError(f"--student given {len(options.student)} times for {count} notebooks: "
+                              "give it once (every notebook is that student's) or once per notebook")
+        return options.student * count if len(options.student) == 1 else list(options.student)
+    if not assignment.variants.enabled:
+        return [None] * count
+    found = student_from_environment()
+    if found:
+        print(f"rlcourse: grading as student {found[0]!r} (from ${found[1]}; --student ID to "
+              "grade as someone else)", file=sys.stderr)
+        return [found[0]] * count
+    print(f"rlcourse: {assignment.name} gives each student their own parameters and no student id "
+          "was given (--student ID): grading with the defaults", file=sys.stderr)
+    return [None] * count
 
 
 def _check(options) -> int:
@@ -192,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print one JSON object (a list for several notebooks) instead of tables")
     grade.add_argument("--no-service", action="store_true",
                        help="grade in this process even if `rlcourse serve` is running")
+    grade.add_argument("--student", action="append", metavar="ID",
+                       help="whose notebook it is: graded with that student's own parameters "
+                            "([variants]); once for all notebooks or once per notebook (default: "
+                            "$JUPYTERHUB_USER or $RLCOURSE_STUDENT, as the notebook reads it)")
     grade.set_defaults(run=_grade)
 
     check = commands.add_parser(

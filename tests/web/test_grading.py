@@ -14,6 +14,8 @@ import subprocess
 import time
 
 import pytest
+
+from rlcourse.course.directory import Course
 from webserver import BIN, DEMO, Server, copy_course, environment, rlcourse, tokens_for
 
 pytestmark = pytest.mark.slow
@@ -94,6 +96,11 @@ def test_the_upload_is_in_nbgraders_layout_its_gradebook_and_the_history(graded)
         submission = gradebook.find_submission("ps1", "ada")
         assert (submission.score, submission.timestamp) == (25.0, stamp)
     assert (server.class_dir / "feedback" / "ada" / "ps1" / "ps1.html").is_file()
+    # Graded as the signed-in student: with ada's own parameters ([variants]), not the defaults.
+    with sqlite3.connect(server.class_dir / "web.db") as db:
+        (stored,), = db.execute("SELECT report FROM submissions WHERE student = 'ada'").fetchall()
+    assert json.loads(stored)["parameters"] == Course(server.course).assignment("ps1").parameters("ada")
+    assert json.loads(stored)["parameters"] != Course(server.course).assignment("ps1").variants.defaults
 
 
 def test_the_rate_limit_names_the_time_of_the_next_allowed_submission(graded):
