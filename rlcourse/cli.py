@@ -303,12 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     submit = commands.add_parser(
         "submit", help="submit a notebook to `rlcourse web`, wait, and print the feedback you may see")
-    submit.add_argument("assignment")
-    submit.add_argument("notebook", type=Path)
-    submit.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
-    submit.add_argument("--token", required=True, help="your token from the course staff")
-    submit.add_argument("--json", action="store_true",
-                        help="print one JSON object in the shape of `rlcourse grade --json`")
+    from rlcourse.web.client import add_arguments
+
+    add_arguments(submit)  # the same arguments as submit.py (rlcourse.web.client)
     submit.set_defaults(run=_submit)
 
     for sub in (autograde, export, similarity, web, tokens):

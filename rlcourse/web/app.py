@@ -18,7 +18,7 @@ import hmac
 import secrets
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from rlcourse.course.directory import CourseError
@@ -127,6 +127,17 @@ def create_app(service: WebService) -> FastAPI:
         rows = service.store.submissions(student=None if token.staff else token.user, assignment=assignment)
         return [service.view_json(row) for row in rows]
 
+    @app.get("/submit.py")
+    def submit_script():
+        """The terminal client for students without rlcourse: rlcourse/web/client.py itself,
+        byte for byte (standard library only), so there is one client. Public: it holds no secret."""
+        from pathlib import Path
+
+        from rlcourse.web import client
+
+        return Response(Path(client.__file__).read_bytes(), media_type="text/x-python; charset=utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="submit.py"'})
+
     # --- pages (session cookie + CSRF) ---------------------------------------------------------
     @app.get("/login")
     def login_page(error: str = ""):
@@ -168,14 +179,14 @@ def create_app(service: WebService) -> FastAPI:
         if session is None:
             return RedirectResponse("/login", status_code=303)
         token, csrf = session
-        return home_page(token, csrf, error)
+        return home_page(token, csrf, error, server=str(request.base_url).rstrip("/"))
 
-    def home_page(token, csrf, error="", status=200):
+    def home_page(token, csrf, error="", status=200, server=""):
         rows = service.store.submissions(student=None if token.staff else token.user)
         assignments = [(name, [service.view_json(row) for row in reversed(rows) if row.assignment == name])
                        for name in service.assignments()]
         return page("web_home.html", status=status, title="Your submissions", user=token.user,
-                    staff=token.staff, csrf=csrf, assignments=assignments, error=error)
+                    staff=token.staff, csrf=csrf, assignments=assignments, error=error, server=server)
 
     @app.post("/assignments/{name}/submit")
     async def submit_page(name: str, request: Request):
@@ -188,7 +199,8 @@ def create_app(service: WebService) -> FastAPI:
             check_csrf(csrf, form)
             submission = await run_in_threadpool(service.intake.accept, assignment_of(name), token.user, data)
         except Refused as refused:
-            return home_page(token, csrf, f"Not accepted: {refused}", status=refused.status)
+            return home_page(token, csrf, f"Not accepted: {refused}", status=refused.status,
+                             server=str(request.base_url).rstrip("/"))
         service.queue.wake()
         return RedirectResponse(f"/submissions/{submission.id}", status_code=303)
 
