@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 		|| echo "shellcheck could not be installed: the Gradescope scripts' check will fail"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint]"
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint,hub]"
 	touch $@
 
 demo: install

@@ -165,10 +165,25 @@ def _gradescope(options) -> int:
 
 
 def _web(options) -> int:
+    """`rlcourse web`; as a JupyterHub service with --jupyterhub, or when the hub's service
+    environment is set, on the address the hub gave it ($JUPYTERHUB_SERVICE_URL) unless told."""
+    import os
+    import urllib.parse
+
     from rlcourse.web.app import run_web
+    from rlcourse.web.hub import HubLogin, running_under_hub
     from rlcourse.web.service import WebService
 
-    return run_web(WebService(Course.find(), _class_dir(options)), host=options.host, port=options.port)
+    hub = HubLogin(staff_group=options.staff_group) if options.jupyterhub or running_under_hub() else None
+    host, port = options.host, options.port
+    given = urllib.parse.urlsplit(os.environ.get("JUPYTERHUB_SERVICE_URL", "")) if hub else None
+    if given and given.hostname and port is None:
+        host, port = given.hostname, given.port or 80
+    service = WebService(Course.find(), _class_dir(options))
+    try:
+        return run_web(service, host=host, port=8000 if port is None else port, hub=hub)
+    except KeyboardInterrupt:  # Ctrl-C, or the hub stopping its service: a normal end
+        return 0
 
 
 def _tokens(options) -> int:
@@ -286,7 +301,15 @@ def build_parser() -> argparse.ArgumentParser:
     web = commands.add_parser(
         "web", help="serve the course to students: submissions graded as they arrive (until Ctrl-C)")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    web.add_argument("--port", type=int, default=8000)
+    web.add_argument("--port", type=int, default=None,
+                     help="port (default 8000; as a hub service, the one $JUPYTERHUB_SERVICE_URL names)")
+    web.add_argument("--jupyterhub", action="store_true",
+                     help="run as a JupyterHub service: students sign in through the hub, as their hub "
+                          "user name (the default when $JUPYTERHUB_API_TOKEN and "
+                          "$JUPYTERHUB_SERVICE_PREFIX are set)")
+    web.add_argument("--staff-group", default="rlcourse-staff", metavar="GROUP",
+                     help="under JupyterHub: the hub group whose members are staff, besides the hub's "
+                          "admins (default: rlcourse-staff)")
     web.set_defaults(run=_web)
 
     students = commands.add_parser("students", help="the students' access to `rlcourse web`")

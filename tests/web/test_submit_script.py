@@ -66,7 +66,8 @@ def test_a_bare_python_uploads_with_it_and_the_server_accepts(served, script):
     assert accepted["sha256"] == hashlib.sha256(ADA.read_bytes()).hexdigest()
     listed = server.api("/api/submissions", tokens["ada"])[1]
     assert [entry["id"] for entry in listed] == [accepted["id"]]
-    assert (server.class_dir / "submitted" / "ada" / "ps1" / "ps1.ipynb").read_bytes() == ADA.read_bytes()
+    kept = list((server.class_dir / "web" / "history" / "ada" / "ps1").glob("*/ps1.ipynb"))
+    assert [path.read_bytes() for path in kept] == [ADA.read_bytes()]
 
 
 def test_a_bad_token_is_one_line_and_status_2(served, script):
