@@ -28,7 +28,7 @@ def served(tmp_path_factory):
     tokens = tokens_for(class_dir, ["ada"])
     server = Server(course, class_dir)
     yield server, tokens
-    server.stop()
+    server.kill()  # with the grading child the accepted upload started: nothing awaits it
 
 
 @pytest.fixture(scope="module")
