@@ -14,6 +14,9 @@ Who sees what: a student sees only their own submissions; any submission of some
 every submission and the class view. Pages carry the same Content-Security-Policy as the
 feedback page (no script runs; forms post only here); the status page refreshes itself with a
 meta tag while the submission waits.
+
+Just over 300 lines: every route with its access check, read together (who may see what is the
+point of this file).
 """
 from __future__ import annotations
 
