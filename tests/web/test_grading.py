@@ -211,7 +211,8 @@ def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_op
         ada.wait("location.pathname === '/' && document.getElementById('user') !== null")
         ada.choose_file('form[action="/assignments/ps1/submit"] input[type=file]', ALAN)
         ada.eval("document.querySelector('form[action=\"/assignments/ps1/submit\"] button').click()")
-        ada.wait("location.pathname.startsWith('/submissions/')")
+        # The status page itself, not only its address: the text is read at once.
+        ada.wait("location.pathname.startsWith('/submissions/') && document.getElementById('status') !== null")
         assert "Queued" in ada.text() or "Being graded" in ada.text()
         status_url = ada.eval("location.href")
         alan = browser.tab(server.url + "/login")
