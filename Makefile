@@ -11,14 +11,21 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+$(VENV)/.installed: pyproject.toml constraints.txt tests/web/hub-proxy/package-lock.json
 	@command -v bwrap >/dev/null || (apt-get update -qq && apt-get install -y -qq bubblewrap) \
 		|| echo "bubblewrap could not be installed: workers will run with resource limits only"
 	@command -v shellcheck >/dev/null || (apt-get update -qq && apt-get install -y -qq shellcheck) \
 		|| echo "shellcheck could not be installed: the Gradescope scripts' check will fail"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint]"
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint,hub]"
+	@# JupyterHub's proxy, from npm at the versions of its lock file, for the real-hub test.
+	@command -v npm >/dev/null || (apt-get update -qq && apt-get install -y -qq npm) \
+		|| echo "npm could not be installed: tests/web/test_jupyterhub_real.py will be skipped"
+	mkdir -p $(VENV)/hub-proxy
+	cp tests/web/hub-proxy/package.json tests/web/hub-proxy/package-lock.json $(VENV)/hub-proxy/
+	cd $(VENV)/hub-proxy && npm ci --no-audit --no-fund --loglevel=error \
+		|| echo "configurable-http-proxy could not be installed: tests/web/test_jupyterhub_real.py will be skipped"
 	touch $@
 
 demo: install

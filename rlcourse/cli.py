@@ -1,4 +1,6 @@
-"""The `rlcourse` command line: a thin layer over the library functions it names."""
+"""The `rlcourse` command line: a thin layer over the library functions it names.
+
+Over 300 lines: every command's parser is here, so the file reads as the command reference."""
 from __future__ import annotations
 
 import argparse
@@ -15,9 +17,10 @@ def _grade(options) -> int:
     from rlcourse.grading.pipeline import NotGraded
 
     assignment = Course.find().assignment(options.assignment)
+    students = _graded_as(assignment, options)
     try:
         reports = grade(assignment, options.paths, use_service=not options.no_service,
-                        strategy=options.strategy, isolation=options.isolation)
+                        strategy=options.strategy, isolation=options.isolation, students=students)
     except NotGraded as error:
         print(f"rlcourse: not graded (the engine or the graders failed, not the notebook): "
               f"{error}", file=sys.stderr)
@@ -29,6 +32,30 @@ def _grade(options) -> int:
         for report in reports:
             print_report(report, diagnoses_dir=assignment.grader_dir)
     return 0
+
+
+def _graded_as(assignment, options) -> list[str | None]:
+    """Whose notebook each path is, for an assignment with variants: `--student` (once for every
+    path, or once per path), else the id the released notebook itself would read from the
+    environment, else none (the defaults, which the report then says). Said on stderr."""
+    from rlcourse.course.variants import student_from_environment
+
+    count = len(options.paths)
+    if options.student:
+        if len(options.student) not in (1, count):
+            raise CourseError(f"--student given {len(options.student)} times for {count} notebooks: "
+                              "give it once (every notebook is that student's) or once per notebook")
+        return options.student * count if len(options.student) == 1 else list(options.student)
+    if not assignment.variants.enabled:
+        return [None] * count
+    found = student_from_environment()
+    if found:
+        print(f"rlcourse: grading as student {found[0]!r} (from ${found[1]}; --student ID to "
+              "grade as someone else)", file=sys.stderr)
+        return [found[0]] * count
+    print(f"rlcourse: {assignment.name} gives each student their own parameters and no student id "
+          "was given (--student ID): grading with the defaults", file=sys.stderr)
+    return [None] * count
 
 
 def _check(options) -> int:
@@ -140,13 +167,27 @@ def _gradescope(options) -> int:
 
 
 def _web(options) -> int:
+    """`rlcourse web`; as a JupyterHub service with --jupyterhub, or when the hub's service
+    environment is set, on the address the hub gave it ($JUPYTERHUB_SERVICE_URL) unless told."""
+    import os
+    import urllib.parse
+
     from rlcourse.batch.backends import default_workers
     from rlcourse.web.app import run_web
+    from rlcourse.web.hub import HubLogin, running_under_hub
     from rlcourse.web.service import WebService
 
+    hub = HubLogin(staff_group=options.staff_group) if options.jupyterhub or running_under_hub() else None
+    host, port = options.host, options.port
+    given = urllib.parse.urlsplit(os.environ.get("JUPYTERHUB_SERVICE_URL", "")) if hub else None
+    if given and given.hostname and port is None:
+        host, port = given.hostname, given.port or 80
     service = WebService(Course.find(), _class_dir(options), scheduler=options.scheduler,
                          graders=options.graders or default_workers())
-    return run_web(service, host=options.host, port=options.port)
+    try:
+        return run_web(service, host=host, port=8000 if port is None else port, hub=hub)
+    except KeyboardInterrupt:  # Ctrl-C, or the hub stopping its service: a normal end
+        return 0
 
 
 def _tokens(options) -> int:
@@ -195,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print one JSON object (a list for several notebooks) instead of tables")
     grade.add_argument("--no-service", action="store_true",
                        help="grade in this process even if `rlcourse serve` is running")
+    grade.add_argument("--student", action="append", metavar="ID",
+                       help="whose notebook it is: graded with that student's own parameters "
+                            "([variants]); once for all notebooks or once per notebook (default: "
+                            "$JUPYTERHUB_USER or $RLCOURSE_STUDENT, as the notebook reads it)")
     grade.set_defaults(run=_grade)
 
     check = commands.add_parser(
@@ -260,7 +305,15 @@ def build_parser() -> argparse.ArgumentParser:
     web = commands.add_parser(
         "web", help="serve the course to students: submissions graded as they arrive (until Ctrl-C)")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    web.add_argument("--port", type=int, default=8000)
+    web.add_argument("--port", type=int, default=None,
+                     help="port (default 8000; as a hub service, the one $JUPYTERHUB_SERVICE_URL names)")
+    web.add_argument("--jupyterhub", action="store_true",
+                     help="run as a JupyterHub service: students sign in through the hub, as their hub "
+                          "user name (the default when $JUPYTERHUB_API_TOKEN and "
+                          "$JUPYTERHUB_SERVICE_PREFIX are set)")
+    web.add_argument("--staff-group", default="rlcourse-staff", metavar="GROUP",
+                     help="under JupyterHub: the hub group whose members are staff, besides the hub's "
+                          "admins (default: rlcourse-staff)")
     web.add_argument("--graders", type=int, default=None,
                      help="gradings side by side (default: one per core; with --scheduler, as many "
                           "as the cluster has workers is sensible); each grading process stays warm")
@@ -282,12 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     submit = commands.add_parser(
         "submit", help="submit a notebook to `rlcourse web`, wait, and print the feedback you may see")
-    submit.add_argument("assignment")
-    submit.add_argument("notebook", type=Path)
-    submit.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
-    submit.add_argument("--token", required=True, help="your token from the course staff")
-    submit.add_argument("--json", action="store_true",
-                        help="print one JSON object in the shape of `rlcourse grade --json`")
+    from rlcourse.web.client import add_arguments
+
+    add_arguments(submit)  # the same arguments as submit.py (rlcourse.web.client)
     submit.set_defaults(run=_submit)
 
     for sub in (autograde, export, similarity, web, tokens):

@@ -28,7 +28,7 @@ def reference_notebook(ps1, tmp_path_factory):
 
 @pytest.mark.slow
 def test_grade_json_prints_exactly_one_object_with_the_contract_keys(reference_notebook):
-    result = rlcourse("grade", "ps1", reference_notebook, "--json")
+    result = rlcourse("grade", "ps1", reference_notebook, "--json", "--student", "ada")
     report = json.loads(result.stdout)
     assert {"assignment", "score", "max_score", "items", "errors"} <= set(report)
     assert report["assignment"] == "ps1" and report["errors"] == []
@@ -55,6 +55,36 @@ def test_the_readable_report_names_items_and_diagnoses(tmp_path):
     path.write_text("not a notebook")
     result = rlcourse("grade", "ps1", path)
     assert "policy_loss.ppo_value" in result.stdout and "unreadable_notebook" in result.stdout
+
+
+@pytest.mark.parametrize("argv, environ, expected", [
+    (["--student", "ada"], {"JUPYTERHUB_USER": "tom"}, ["ada", "ada"]),
+    (["--student", "ada", "--student", "bob"], {}, ["ada", "bob"]),
+    ([], {"JUPYTERHUB_USER": "tom", "RLCOURSE_STUDENT": "bea"}, ["tom", "tom"]),
+    ([], {"RLCOURSE_STUDENT": "bea"}, ["bea", "bea"]),
+    ([], {}, [None, None]),
+])
+def test_grade_knows_whose_notebooks_it_grades(ps1, monkeypatch, capsys, argv, environ, expected):
+    from rlcourse.cli import _graded_as, build_parser
+
+    for variable in ("JUPYTERHUB_USER", "RLCOURSE_STUDENT"):
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in environ.items():
+        monkeypatch.setenv(variable, value)
+    options = build_parser().parse_args(["grade", "ps1", "a.ipynb", "b.ipynb", *argv])
+    assert _graded_as(ps1, options) == expected
+    said = capsys.readouterr().err
+    assert ("grading with the defaults" in said) == (expected[0] is None)
+    assert ("from $" in said) == (not argv and bool(environ))
+
+
+def test_grade_refuses_a_student_count_that_matches_neither_one_nor_each_notebook(ps1):
+    from rlcourse.cli import _graded_as, build_parser
+    from rlcourse.course.directory import CourseError
+
+    options = build_parser().parse_args(["grade", "ps1", "a", "b", "c", "--student", "x", "--student", "y"])
+    with pytest.raises(CourseError, match="--student given 2 times for 3 notebooks"):
+        _graded_as(ps1, options)
 
 
 def test_an_unknown_assignment_is_a_clear_error():

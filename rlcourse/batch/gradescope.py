@@ -12,7 +12,9 @@ builds its image, and for every upload runs `run_autograder`, which calls `run` 
 3. `write`: `/autograder/results/results.json`, one test per hidden item, each shown when the
             assignment's feedback policy says (rlcourse.course.visibility, in Gradescope's own
             `visibility` values). `/autograder/submission_metadata.json` says whether the upload
-            came after the deadline, when the policy's after-due view applies at once.
+            came after the deadline, when the policy's after-due view applies at once, and who
+            uploaded it: the student whose own parameters ([variants]) it is graded with, by the
+            fields `[gradescope] student_id` names (default `sid`, then `email`).
 
 A results.json is always written: a provisional 0 before grading starts (replaced when it ends),
 and a 0 with the reason if anything fails, so a student never sees "autograder failed" alone.
@@ -179,6 +181,21 @@ def after_deadline(metadata: dict | None) -> bool:
     return created is not None and deadline is not None and created >= deadline
 
 
+def uploader(metadata: dict | None, fields=("sid", "email")) -> str | None:
+    """The course's student id of the upload's first user (a group upload is graded as its
+    first member): the first of `fields` present and non-empty; None when there is none."""
+    users = metadata.get("users") if isinstance(metadata, dict) else None
+    user = users[0] if isinstance(users, list) and users and isinstance(users[0], dict) else {}
+    for field in fields:
+        if field == "email_user":
+            value = str(user.get("email") or "").partition("@")[0]
+        else:
+            value = user.get(field)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
 def read_metadata(path: Path) -> dict | None:
     try:
         data = json.loads(Path(path).read_text())
@@ -249,6 +266,7 @@ def failure_results(reason: str) -> dict:
 def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict:
     """Grade the upload in `autograder/submission/` and write `autograder/results/results.json`;
     return what was written. Never raises for anything the upload or the engine does."""
+    from rlcourse.course.variants import defaults_note
     from rlcourse.grading.pipeline import Grader
     from rlcourse.worker.sandbox import choose_isolation
 
@@ -259,7 +277,8 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
         "it did not finish (the grading run was stopped, perhaps by Gradescope's time limit)")))
     try:
         assignment = Course((autograder / "source").resolve()).assignment(assignment_name)
-        late = after_deadline(read_metadata(autograder / "submission_metadata.json"))
+        metadata = read_metadata(autograder / "submission_metadata.json")
+        late, student = after_deadline(metadata), uploader(metadata, assignment.gradescope.student_id)
         try:
             notebook, problem = find_notebook(autograder / "submission"), None
         except UploadProblem as error:
@@ -267,8 +286,10 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
         _, isolation_reason = choose_isolation()
         with Grader(assignment, warm_cache=problem is None) as grader:
             if problem is None:
-                report = grader.grade(notebook)
+                report = grader.grade(notebook, student=student)
                 problem = _unreadable_reason(report)
+                if problem is None and student is None and assignment.variants.enabled:
+                    report.errors.append(defaults_note(assignment.variants))
             else:
                 report = grader.unreadable(problem, notebook=assignment.notebook)
         results = results_json(report, policy=assignment.feedback, late=late,

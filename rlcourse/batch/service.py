@@ -26,7 +26,9 @@ itself, and the service restarts (re-executes itself) to load the new graders.
 
 Protocol, one request per connection, JSON lines:
     request   {"assignment": "ps1", "paths": ["/abs/ps1.ipynb", ...],
-               "strategy": "fork", "isolation": null}
+               "students": ["ada", null, ...], "strategy": "fork", "isolation": null}
+              (`students`, one per path: whose parameters each is graded with; null or
+              absent: the defaults)
     replies   {"report": {...}} per notebook in order, then {"done": true};
               or {"stale": reason} / {"error": reason}, after which the caller grades the
               remaining notebooks itself.
@@ -61,7 +63,8 @@ def socket_path(course: Course) -> Path:
 
 # --- the client side (rlcourse grade) ------------------------------------------------------------
 def ask_service(course: Course, assignment: str, paths: list[Path], *, strategy: str,
-                isolation: str | None, log=None) -> list[dict]:
+                isolation: str | None, students: list[str | None] | None = None,
+                log=None) -> list[dict]:
     """Reports (as JSON data) for as many of `paths`, in order, as a running service graded;
     an empty list when no service answers. The caller grades whatever is left."""
     log = log or (lambda message: print(message, file=sys.stderr))
@@ -73,6 +76,7 @@ def ask_service(course: Course, assignment: str, paths: list[Path], *, strategy:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.connect(str(where))
             request = dict(assignment=assignment, paths=[str(Path(p).resolve()) for p in paths],
+                           students=list(students or [None] * len(paths)),
                            strategy=strategy, isolation=isolation)
             connection.sendall(json.dumps(request).encode() + b"\n")
             for line in connection.makefile("rb"):
@@ -95,25 +99,37 @@ def ask_service(course: Course, assignment: str, paths: list[Path], *, strategy:
 
 
 def grade(assignment, paths: list[Path], *, use_service: bool = True, strategy: str = "fork",
-          isolation: str | None = None) -> list:
+          isolation: str | None = None, students: list[str | None] | None = None) -> list:
     """Reports for `paths`, in order (`rlcourse grade`): as many as a running service grades,
     the rest graded in this process, so a service that dies mid-request costs nothing. The
     assignment's quick checks run first: an author's mistake stops here, before any notebook is
-    graded. Raises NotGraded when the engine or the graders fail."""
+    graded. Raises NotGraded when the engine or the graders fail.
+
+    `students`: whose notebook each path is (one per path), so that an assignment with variants
+    grades it with that student's own values; None for a path graded with the defaults, and
+    its report then says so (rlcourse.course.variants.defaults_note)."""
     from rlcourse.batch.check import preflight
+    from rlcourse.course.variants import defaults_note
     from rlcourse.grading.report import Report
 
+    students = list(students) if students is not None else [None] * len(paths)
+    if len(students) != len(paths):
+        raise ValueError(f"{len(students)} student ids for {len(paths)} notebooks")
     preflight(assignment)
     reports = []
     if use_service:
         served = ask_service(assignment.course, assignment.name, paths, strategy=strategy,
-                             isolation=isolation)
+                             isolation=isolation, students=students)
         reports = [Report.from_json(data) for data in served]
     if len(reports) < len(paths):
         from rlcourse.grading.pipeline import grade_notebooks
 
         reports += grade_notebooks(assignment, paths[len(reports):], strategy=strategy,
-                                   isolation=isolation)
+                                   isolation=isolation, students=students[len(reports):])
+    if assignment.variants.enabled:
+        for report, student in zip(reports, students):
+            if not student:
+                report.errors.append(defaults_note(assignment.variants))
     return reports
 
 
@@ -223,9 +239,12 @@ class GradingService:
             request = json.loads(rfile.readline(MAX_REQUEST_BYTES))
             name, paths = str(request["assignment"]), [Path(p) for p in request["paths"]]
             strategy, isolation = str(request.get("strategy", "fork")), request.get("isolation")
+            students = [str(s) if s else None for s in request.get("students") or [None] * len(paths)]
+            if len(students) != len(paths):
+                raise ValueError(f"{len(students)} students for {len(paths)} paths")
         except Exception as error:  # noqa: BLE001 - any bad request is answered, never fatal
             return send({"error": f"bad request: {type(error).__name__}: {error}"})
-        for path in paths:
+        for path, student in zip(paths, students):
             with self._grading:
                 if self.restart_reason:
                     return send({"stale": self.restart_reason})
@@ -238,7 +257,7 @@ class GradingService:
                         self.stop(reason)
                         return send({"stale": reason})
                     crash_point("serving", path.name)
-                    report = served.grader.grade(path)
+                    report = served.grader.grade(path, student=student)
                 except Exception as error:  # noqa: BLE001 - the caller grades it and sees why
                     return send({"error": f"{type(error).__name__}: {error}"})
             send({"report": report.to_json()})

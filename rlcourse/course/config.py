@@ -30,7 +30,7 @@ KEYS = {"title": "a string", "notebook": "a file name ending in .ipynb",
         "framework": f"one of {', '.join(sorted(FRAMEWORKS))}",
         "skip_cells": "a list of grade_ids", "limits": "a table", "feedback": "a table",
         "variants": "a table (rlcourse.course.variants)",
-        "web": "a table"}
+        "web": "a table", "gradescope": "a table"}
 """The keys `assignment.toml` may hold, and what each must be."""
 REQUIRED = ("notebook", "framework")
 
@@ -70,6 +70,34 @@ class WebPolicy:
         return cls(**table)
 
 
+GRADESCOPE_FIELDS = {"sid": "the roster's student id", "email": "the e-mail address",
+                     "email_user": "the e-mail address before its @", "id": "Gradescope's user number"}
+"""Fields of a user in Gradescope's submission_metadata.json that may name the course's student."""
+DEFAULT_STUDENT_FIELDS = ("sid", "email")
+
+
+@attrs.frozen
+class GradescopePolicy:
+    """`[gradescope]`: how Gradescope's autograder finds the course's student id of an upload,
+    which per-student variants are graded against (rlcourse.batch.gradescope)."""
+
+    student_id: tuple[str, ...] = DEFAULT_STUDENT_FIELDS
+    """The fields of the uploader (`users[0]` of submission_metadata.json) tried in order; the
+    first present and non-empty one is the student id. Gradescope's `sid` is the Student ID
+    column of its roster, which a course usually fills from the same list as nbgrader's."""
+
+    @classmethod
+    def from_table(cls, table: dict, *, where: str) -> "GradescopePolicy":
+        unknown = sorted(set(table) - {"student_id"})
+        if unknown:
+            raise CourseError(f"{where}: unknown key {', '.join(map(repr, unknown))} (allowed: student_id)")
+        fields = table.get("student_id", list(DEFAULT_STUDENT_FIELDS))
+        if not (isinstance(fields, list) and fields and all(field in GRADESCOPE_FIELDS for field in fields)):
+            raise CourseError(f"{where}: student_id = {fields!r}; it must be a non-empty list of "
+                              f"{', '.join(map(repr, GRADESCOPE_FIELDS))}")
+        return cls(student_id=tuple(fields))
+
+
 @attrs.frozen
 class AssignmentConfig:
     """What `graders/<name>/assignment.toml` declares, checked."""
@@ -87,6 +115,7 @@ class AssignmentConfig:
     variants: Variants = Variants()
     """Each student's own parameter values ([variants]); off when the table is absent."""
     web: WebPolicy = WebPolicy()
+    gradescope: GradescopePolicy = GradescopePolicy()
 
     @classmethod
     def read(cls, path: Path) -> "AssignmentConfig":
@@ -118,7 +147,7 @@ class AssignmentConfig:
         skip = data.get("skip_cells", [])
         if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
             raise CourseError(f"{where}: skip_cells must be a list of grade_ids")
-        for key in ("limits", "feedback", "web"):
+        for key in ("limits", "feedback", "web", "gradescope"):
             if not isinstance(data.get(key, {}), dict):
                 raise CourseError(f"{where}: {key} must be a table ([{key}])")
         limits = read_limits(data.get("limits", {}), where=f"{where} [limits]")
@@ -134,7 +163,9 @@ class AssignmentConfig:
                    title=data.get("title", ""), limits=limits,
                    fixed_limits=frozenset(data.get("limits", {})), skip_cells=tuple(skip),
                    feedback=feedback, variants=variants,
-                   web=WebPolicy.from_table(data.get("web", {}), where=f"{where} [web]"))
+                   web=WebPolicy.from_table(data.get("web", {}), where=f"{where} [web]"),
+                   gradescope=GradescopePolicy.from_table(data.get("gradescope", {}),
+                                                          where=f"{where} [gradescope]"))
 
 
 def read_limits(table: dict, *, where: str) -> Limits:

@@ -10,7 +10,8 @@ import dataclasses
 import os
 from pathlib import Path
 
-from rlcourse.course.config import AssignmentConfig, CourseError, WebPolicy, check_release_has_notebook
+from rlcourse.course.config import (AssignmentConfig, CourseError, GradescopePolicy, WebPolicy,
+                                    check_release_has_notebook)
 from rlcourse.course.variants import Variants
 from rlcourse.course.visibility import FeedbackPolicy
 from rlcourse.worker.limits import Limits
@@ -48,6 +49,8 @@ class Assignment:
         return self.variants.for_student(self.name, student)
     web: WebPolicy = WebPolicy()
     """What `rlcourse web` allows each student: gradings per window, late submissions ([web])."""
+    gradescope: GradescopePolicy = GradescopePolicy()
+    """Which field of Gradescope's metadata names the student ([gradescope])."""
 
     @property
     def grader_dir(self) -> Path:
@@ -94,7 +97,7 @@ class Course:
                           course=self, limits=config.limits, title=config.title,
                           skip_cells=config.skip_cells, fixed_limits=config.fixed_limits,
                           feedback=config.feedback, variants=config.variants,
-                          web=config.web)
+                          web=config.web, gradescope=config.gradescope)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

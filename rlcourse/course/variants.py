@@ -104,6 +104,30 @@ class Variants:
                 for parameter in self.parameters}
 
 
+STUDENT_VARIABLES = ("JUPYTERHUB_USER", "RLCOURSE_STUDENT")
+"""Where the released parameter cell finds the student id, in this order; `rlcourse grade`
+looks in the same places when it is not told whose notebook it grades."""
+
+
+def student_from_environment(environ=None) -> tuple[str, str] | None:
+    """(student id, the variable it came from), as the released notebook finds it, or None."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    for variable in STUDENT_VARIABLES:
+        if environ.get(variable):
+            return environ[variable], variable
+    return None
+
+
+def defaults_note(variants: Variants) -> str:
+    """What a report says when it was graded without a student id while variants are on: the
+    items that read a parameter were judged against the defaults, which are not the student's
+    own values (a notebook that typed its own numbers instead of PARAMS loses them)."""
+    return (f"graded with the default parameters {variants.defaults}, not a student's own: no "
+            "student id was known when grading (rlcourse grade --student ID grades as that student)")
+
+
 def _parameter(name: str, spec, *, where: str) -> Parameter:
     if not name.isidentifier():
         raise VariantsError(f"{where}: {name!r} is not a Python name")

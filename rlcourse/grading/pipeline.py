@@ -397,12 +397,15 @@ class _Collector:
 
 
 def grade_notebooks(assignment: Assignment, paths, *, strategy: str = "fork", warm_cache: bool = True,
-                    isolation: str | None = None, on_report=None) -> list[Report]:
-    """Grade several notebooks of one assignment, one fresh worker each."""
+                    isolation: str | None = None, on_report=None,
+                    students=None) -> list[Report]:
+    """Grade several notebooks of one assignment, one fresh worker each; `students` (one id or
+    None per path) says whose parameters each is graded with (None: the defaults)."""
     reports = []
+    students = list(students) if students is not None else [None] * len(paths)
     with Grader(assignment, strategy=strategy, warm_cache=warm_cache, isolation=isolation) as grader:
-        for path in paths:
-            report = grader.grade(Path(path))  # no student id: the default parameters
+        for path, student in zip(paths, students):
+            report = grader.grade(Path(path), student=student)
             reports.append(report)
             if on_report:
                 on_report(report)

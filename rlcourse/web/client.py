@@ -1,15 +1,20 @@
 """`rlcourse submit ASSIGNMENT NOTEBOOK --server URL --token TOKEN [--json]`: the terminal's client.
 
-Standard library only (urllib), so that the same code can ship as a single `submit.py` for
-students without rlcourse installed. It uploads the notebook, polls the submission until it is
-graded, and prints what the course's feedback policy lets the student see now; with `--json`, one
-JSON object in the shape of `rlcourse grade --json` (items limited by the policy).
+Standard library only (urllib, argparse), and this file alone: `rlcourse web` serves it as
+`/submit.py`, byte for byte, for students who have no rlcourse installed
+(`python3 submit.py ps1 ps1.ipynb --server URL --token TOKEN`). So it imports nothing of
+rlcourse, and one client is maintained, not two. It uploads the notebook, polls the submission
+until it is graded, and prints what the course's feedback policy lets the student see now; with
+`--json`, one JSON object in the shape of `rlcourse grade --json` (items limited by the policy).
+With `--no-wait` it stops once the upload is accepted.
 
-Exit status: 0 graded; 1 grading failed on the server; 2 refused (bad token, rate limit, too
-late, not a notebook: one line saying which); 3 the server could not be reached.
+Exit status: 0 graded (or accepted, with --no-wait); 1 grading failed on the server; 2 refused
+(bad token, rate limit, too late, not a notebook: one line saying which); 3 the server could not
+be reached.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import secrets
 import sys
@@ -58,11 +63,14 @@ def multipart(fields: dict[str, str], file_field: str, filename: str, content: b
 
 
 def submit(server: str, token: str, assignment: str, notebook: Path, *, timeout: float = 3600,
-           on_wait=None) -> dict:
-    """Upload and wait; the submission as the server shows it once graded or failed."""
+           on_wait=None, wait: bool = True) -> dict:
+    """Upload and wait; the submission as the server shows it once graded or failed (as it was
+    accepted, without `wait`)."""
     server = server.rstrip("/")
     body, content_type = multipart({"assignment": assignment}, "notebook", notebook.name, notebook.read_bytes())
     view = _request(f"{server}/api/submissions", token, data=body, content_type=content_type)
+    if not wait:
+        return view
     deadline = time.monotonic() + timeout
     last = None
     while view["status"] in ("queued", "running") and time.monotonic() < deadline:
@@ -108,8 +116,9 @@ def main(options) -> int:
         where = f" (position {view['position']})" if view.get("position") else ""
         print(f"submission #{view['id']}: {view['status']}{where}", file=sys.stderr, flush=True)
 
+    wait = not getattr(options, "no_wait", False)
     try:
-        view = submit(options.server, options.token, options.assignment, notebook, on_wait=waiting)
+        view = submit(options.server, options.token, options.assignment, notebook, on_wait=waiting, wait=wait)
     except Refusal as refusal:
         print(f"rlcourse submit: refused ({refusal.status}): {refusal}", file=sys.stderr)
         return 2
@@ -117,6 +126,11 @@ def main(options) -> int:
         print(f"rlcourse submit: cannot reach {options.server}: {getattr(error, 'reason', error)}",
               file=sys.stderr)
         return 3
+    if not wait:
+        print(json.dumps(view, indent=2) if options.json else
+              f"{view['assignment']}: submission #{view['id']} accepted ({view['status']}); "
+              f"see {options.server.rstrip('/')}/submissions/{view['id']}")
+        return 0
     if view["status"] != "graded":
         print(f"rlcourse submit: submission #{view['id']} {view['status']}: "
               f"{view.get('error', 'not graded in time')}", file=sys.stderr)
@@ -126,3 +140,21 @@ def main(options) -> int:
     else:
         print(describe(view))
     return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The client's arguments: `rlcourse submit` and submit.py take the same ones."""
+    parser.add_argument("assignment")
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
+    parser.add_argument("--token", required=True, help="your token from the course staff")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object in the shape of `rlcourse grade --json`")
+    parser.add_argument("--no-wait", action="store_true",
+                        help="stop once the upload is accepted; the page shows the feedback later")
+    return parser
+
+
+if __name__ == "__main__":  # submit.py, as `rlcourse web` serves this file
+    sys.exit(main(add_arguments(argparse.ArgumentParser(
+        prog="submit.py", description="Submit a notebook to the course's rlcourse web service.")).parse_args()))

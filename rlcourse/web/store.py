@@ -131,6 +131,15 @@ class Store:
             db.add(BrowserSession(session_hash=digest(cookie), token_id=token.id, csrf=csrf, created=now()))
         return cookie, csrf
 
+    def open_hub_session(self, user: str, staff: bool) -> tuple[str, str]:
+        """A browser session for someone the hub signed in: its own token row (the token itself
+        is never known to anyone), leaving the user's rlcourse token, if any, as it was.
+        Revoking the user (`--revoke`) ends these sessions too."""
+        with self.session.begin() as db:
+            row = Token(user=user, token_hash=digest(secrets.token_urlsafe(32)), staff=staff, created=now())
+            db.add(row)
+        return self.open_session(row)
+
     def from_session(self, cookie: str) -> tuple[Token, str] | None:
         """The live token behind a session cookie, and the session's CSRF token. Revoking the
         token ends its sessions too."""

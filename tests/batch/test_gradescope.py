@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.batch.gradescope import (MAX_UPLOAD_BYTES, UploadProblem, after_deadline, build_autograder,
-                                 find_notebook, results_json, run)
+                                 find_notebook, results_json, run, uploader)
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.visibility import FeedbackPolicy
 
@@ -149,6 +149,30 @@ class TestAfterDeadline:
                                       {"created_at": "2026-12-11T00:00:00Z", "assignment": "x"}])
     def test_unknown_is_before_so_gradescope_decides_by_its_clock(self, data):
         assert after_deadline(data) is False
+
+
+class TestUploader:
+    """Gradescope's documented user fields are email, id and name; `sid` (the roster's Student ID)
+    is present when the roster has one."""
+    ADA = {"email": "ada.l@example.edu", "id": 1234, "name": "Ada L", "sid": "ada"}
+
+    def test_the_roster_id_first_then_the_email(self):
+        assert uploader({"users": [self.ADA]}) == "ada"
+        assert uploader({"users": [dict(self.ADA, sid=None)]}) == "ada.l@example.edu"
+        assert uploader({"users": [dict(self.ADA, sid="  ")]}) == "ada.l@example.edu"
+
+    def test_the_fields_are_the_courses_choice(self):
+        assert uploader({"users": [self.ADA]}, ("email_user",)) == "ada.l"
+        assert uploader({"users": [self.ADA]}, ("id",)) == "1234"
+        assert uploader({"users": [{"email": "x@y"}]}, ("sid", "id")) is None
+
+    def test_a_group_upload_is_its_first_members(self):
+        assert uploader({"users": [self.ADA, dict(self.ADA, sid="alan")]}) == "ada"
+
+    @pytest.mark.parametrize("data", [None, {}, {"users": []}, {"users": "ada"}, {"users": ["ada"]},
+                                      {"users": [{"sid": True}]}, {"users": [{"sid": ["ada"]}]}])
+    def test_no_usable_id_is_none(self, data):
+        assert uploader(data) is None
 
 
 # --- results.json ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rlcourse.course.directory import Course
 from test_autograde import BIN, DEMO, ROOT, env
 
 pytestmark = pytest.mark.slow
@@ -82,12 +83,13 @@ def comparable(report: dict) -> dict:
 def test_a_served_grade_is_the_report_grading_here_gives(socket_path):
     service = start_service(socket_path)
     try:
-        served, said = grade(socket_path, ADA)
+        served, said = grade(socket_path, ADA, "--student", "ada")
         assert SERVED in said
-        here, said_here = grade(socket_path, ADA, "--no-service")
+        here, said_here = grade(socket_path, ADA, "--no-service", "--student", "ada")
         assert SERVED not in said_here
         assert comparable(served) == comparable(here)
         assert served["score"] == served["max_score"] == 33.0
+        assert served["parameters"] == Course(ROOT).assignment("ps1").parameters("ada")
         assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
         assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
     finally:

@@ -39,6 +39,16 @@ class TestAssignmentConfig:
         assert str(raised.value).startswith("graders/ps9/assignment.toml")
         assert message in str(raised.value)
 
+    def test_gradescope_names_the_fields_that_hold_the_student_id(self):
+        assert read().gradescope.student_id == ("sid", "email")
+        assert read(gradescope={"student_id": ["email_user"]}).gradescope.student_id == ("email_user",)
+        for table, message in [({"student_id": ["login"]}, "student_id = ['login']; it must be"),
+                               ({"student_id": []}, "a non-empty list"),
+                               ({"student": ["sid"]}, "unknown key 'student'"),
+                               ("sid", "gradescope must be a table")]:
+            with pytest.raises(CourseError, match=message.replace("[", r"\[").replace("]", r"\]")):
+                read(gradescope=table)
+
     def test_a_required_key_that_is_missing_is_named(self):
         with pytest.raises(CourseError, match="'framework' is missing"):
             AssignmentConfig.from_table({"notebook": "ps9.ipynb"}, where="x.toml")

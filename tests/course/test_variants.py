@@ -8,7 +8,8 @@ import json
 import pytest
 
 from rlcourse.course.config import AssignmentConfig, CourseError
-from rlcourse.course.variants import (PARAMETER_CELL, Variants, parameter_cell, printed_parameters)
+from rlcourse.course.variants import (PARAMETER_CELL, STUDENT_VARIABLES, Variants, parameter_cell,
+                                      printed_parameters, student_from_environment)
 
 WHERE = "graders/ps9/assignment.toml"
 TABLE = {"salt": "s", "parameters": {"clip": {"values": [0.1, 0.2, 0.3], "default": 0.2},
@@ -109,6 +110,19 @@ class TestParameterCell:
         monkeypatch.delenv("RLCOURSE_STUDENT", raising=False)
         params, printed = run_cell(parameter_cell("ps9", read(TABLE).variants))
         assert params == {"clip": 0.2, "seed": 11} and "default values, not yours" in printed
+
+    @pytest.mark.parametrize("environ", [{}, {"RLCOURSE_STUDENT": "bea"}, {"JUPYTERHUB_USER": "ada"},
+                                         {"JUPYTERHUB_USER": "ada", "RLCOURSE_STUDENT": "bea"},
+                                         {"JUPYTERHUB_USER": "", "RLCOURSE_STUDENT": "bea"}])
+    def test_rlcourse_grade_finds_the_id_where_the_released_cell_finds_it(self, monkeypatch, environ):
+        for variable in STUDENT_VARIABLES:
+            monkeypatch.delenv(variable, raising=False)
+        for variable, value in environ.items():
+            monkeypatch.setenv(variable, value)
+        _, printed = run_cell(parameter_cell("ps9", read(TABLE).variants))
+        found = student_from_environment()
+        assert printed_parameters(printed)[0] == (found[0] if found else "")
+        assert found is None or environ[found[1]] == found[0]
 
     def test_a_switched_off_cell_gives_the_defaults_for_an_id(self):
         off = read({**TABLE, "enabled": False}).variants

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from rlcourse.course.directory import Course
 from webserver import BIN, DEMO, Server, copy_course, environment, rlcourse, tokens_for
 
 pytestmark = pytest.mark.slow
@@ -96,6 +98,11 @@ def test_the_upload_is_in_nbgraders_layout_its_gradebook_and_the_history(graded)
         submission = gradebook.find_submission("ps1", "ada")
         assert (submission.score, submission.timestamp) == (25.0, stamp)
     assert (server.class_dir / "feedback" / "ada" / "ps1" / "ps1.html").is_file()
+    # Graded as the signed-in student: with ada's own parameters ([variants]), not the defaults.
+    with sqlite3.connect(server.class_dir / "web.db") as db:
+        (stored,), = db.execute("SELECT report FROM submissions WHERE student = 'ada'").fetchall()
+    assert json.loads(stored)["parameters"] == Course(server.course).assignment("ps1").parameters("ada")
+    assert json.loads(stored)["parameters"] != Course(server.course).assignment("ps1").variants.defaults
 
 
 def test_the_rate_limit_names_the_time_of_the_next_allowed_submission(graded):
@@ -216,7 +223,7 @@ def test_with_a_scheduler_the_gradings_run_on_the_dask_cluster(tmp_path):
     course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
     tokens = tokens_for(class_dir, ["grace"])
     with dask_cluster(tmp_path, 1) as (address, _):
-        server = Server(course, class_dir, extra=("--scheduler", address))
+        server = Server(course, class_dir, args=("--scheduler", address))
         try:
             status, view, _ = server.upload(tokens["grace"], ALAN)
             assert status == 202
@@ -247,7 +254,8 @@ def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_op
         ada.wait("location.pathname === '/' && document.getElementById('user') !== null")
         ada.choose_file('form[action="/assignments/ps1/submit"] input[type=file]', ALAN)
         ada.eval("document.querySelector('form[action=\"/assignments/ps1/submit\"] button').click()")
-        ada.wait("location.pathname.startsWith('/submissions/')")
+        # The status page itself, not only its address: the text is read at once.
+        ada.wait("location.pathname.startsWith('/submissions/') && document.getElementById('status') !== null")
         assert "Queued" in ada.text() or "Being graded" in ada.text()
         status_url = ada.eval("location.href")
         alan = browser.tab(server.url + "/login")

@@ -32,7 +32,8 @@ def copy_course(target: Path, *, toml_extra: str = "") -> Path:
 
 
 def environment() -> dict:
-    env = {key: value for key, value in os.environ.items() if key != "RLCOURSE_ROOT"}
+    env = {key: value for key, value in os.environ.items()  # never a hub's service settings
+           if key != "RLCOURSE_ROOT" and not key.startswith("JUPYTERHUB_")}
     env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
     return env
 
@@ -63,16 +64,17 @@ class Server:
     """`rlcourse web --port 0` in its own process group (so a test can kill it and its grading
     child at once, as a crash would)."""
 
-    def __init__(self, course: Path, class_dir: Path, *, graders: int = 1, extra: tuple[str, ...] = ()):
-        self.course, self.class_dir, self.graders, self.extra = course, class_dir, graders, extra
+    def __init__(self, course: Path, class_dir: Path, *, graders: int = 1, extra_env: dict | None = None,
+                 args=()):
+        self.course, self.class_dir = course, class_dir
+        self.extra_env, self.args = dict(extra_env or {}), ["--graders", str(graders), *args]
         self.log = class_dir.parent / f"{class_dir.name}-web.log"
         self.start()
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(self.class_dir),
-             "--graders", str(self.graders), *self.extra],
-            cwd=self.course, env=environment(), stdout=subprocess.PIPE, stderr=open(self.log, "a"),
+            [str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(self.class_dir), *self.args],
+            cwd=self.course, env=dict(environment(), **self.extra_env), stdout=subprocess.PIPE, stderr=open(self.log, "a"),
             text=True, start_new_session=True)
         line = self.process.stdout.readline()
         assert " on http://" in line, f"the server did not start: {line!r}\n{self.log.read_text()}"
