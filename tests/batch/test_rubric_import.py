@@ -95,6 +95,8 @@ class TestImport:
         from rlcourse.batch.rubric_import import import_marks
 
         assignment, class_dir = marked_class
+        with Gradebook(class_dir.db_url) as gradebook:  # autograde flagged it for formgrader
+            assert gradebook.find_grade("explain_clipping", "ps1", "ps1", "alan").needs_manual_grade
         sheet = write_csv(tmp_path / "marks.csv", "student,question,group,criteria,comment\n"
                           "ada,explain_clipping,1,1;2,Both halves.\n"
                           "alan,explain_clipping,1,2,\n")
