@@ -186,7 +186,7 @@ def _written(questions, marks: dict, *, full: bool) -> list[dict]:
                     for criterion in question.criteria] if full else []
         heading = next((line.lstrip("#").strip() for line in question.prompt.splitlines()
                         if line.strip()), "")
-        shown.append({"grade_id": question.grade_id, "heading": heading, "anchor": _anchor(question.grade_id),
+        shown.append({"grade_id": question.grade_id, "heading": heading, "anchor": "written-" + _anchor(question.grade_id).removeprefix("item-"),
                       "max_score": question.points, "score": mark.score if marked else None,
                       "criteria": criteria, "recorded": recorded,
                       "comment": mark.comment if marked and full else ""})
