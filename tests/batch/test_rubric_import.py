@@ -203,7 +203,7 @@ def test_after_autograde_the_import_reaches_the_feedback_page_and_export(tmp_pat
     assert nbgrader_export(class_dir.root) == {"ada": before["ada"], "alan": before["alan"] + 1.0}
     rlcourse("export", "ps1", "--format", "csv")  # rlcourse's LMS export reads the same gradebook
     with open(class_dir.exports / "ps1" / "ps1-grades.csv") as handle:
-        assert {row["student"]: float(row["score"]) for row in csv.DictReader(handle)} == {
+        assert {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)} == {
             "ada": before["ada"], "alan": before["alan"] + 1.0}
     shown = page.read_text()
     assert "Awaiting a TA" not in shown and "(1 / 2 points)" in shown

@@ -35,12 +35,14 @@ def test_a_marked_answer_shows_its_score_criteria_met_and_not_and_the_comment(qu
     assert shown.count('class="criterion met"') == 2 and shown.count('class="criterion unmet"') == 2
     assert 'class="criterion met" data-criterion="1"' in shown and 'class="criterion unmet" data-criterion="2"' in shown
     assert "Good on the min." in shown and "Awaiting a TA" not in shown
+    assert "Marked by a TA: 1 of 1, 1 / 2 points. These points add to the autograded score above." in shown
 
 
 def test_an_unmarked_answer_awaits_a_ta(question):
     for marks in ({}, {"explain_break_it": Mark("explain_break_it", None, 2.0, None, "")}):
         shown = page(question, marks)
         assert "Awaiting a TA" in shown and "data-criterion" not in shown
+        assert "Marked by a TA: 0 of 1. These points" in shown
 
 
 def test_a_formgrader_mark_without_criteria_shows_the_score_and_the_rubric_unticked(question):
