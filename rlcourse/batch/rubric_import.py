@@ -55,14 +55,15 @@ def read_rows(path: Path, rubrics, shown: str) -> tuple[list, int]:
 
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-            columns = [name.strip() for name in (rows and rows[0].keys()) or []]
+            reader = csv.DictReader(handle)
+            rows = list(reader)
+            columns = [(name or "").strip() for name in reader.fieldnames or []]
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise CourseError(f"{shown}: cannot be read ({error})") from None
     missing = [name for name in REQUIRED if name not in columns]
-    if not rows or missing:
+    if missing:
         raise CourseError(f"{shown}: needs a header with the columns {', '.join(REQUIRED)} "
-                          f"(and optionally comment){'; missing ' + ', '.join(missing) if rows else ''}")
+                          f"(and optionally comment); missing {', '.join(missing)}")
     marks, problems, blank, seen = [], [], 0, set()
     for line, row in enumerate(rows, start=2):
         row = {(key or "").strip(): (value or "").strip() if isinstance(value, str) else ""

@@ -220,3 +220,21 @@ def test_after_autograde_the_import_reaches_the_feedback_page_and_export(tmp_pat
     assert " graded" not in again.stdout and "1 unchanged" in again.stdout, again.stdout
     ada = (class_dir.feedback / "ada" / "ps1" / "ps1.html").read_text()
     assert "(1.5 / 2 points)" in ada and "Clear." in ada and "without ticking these criteria" in ada
+
+
+def test_a_file_without_the_columns_says_which_are_missing(tmp_path):
+    from rlcourse.batch.rubric_import import read_rows
+    from rlcourse.course.rubrics import Rubrics
+
+    path = write_csv(tmp_path / "marks.csv", "student,grade_id,criteria\nada,explain_clipping,1\n")
+    with pytest.raises(CourseError, match="needs a header with the columns student, question, criteria "
+                                          r"\(and optionally comment\); missing question"):
+        read_rows(path, Rubrics(()), "marks.csv")
+    assert read_rows(write_csv(tmp_path / "empty.csv", "student,question,criteria\n"), Rubrics(()), "x") == ([], 0)
+
+
+@pytest.mark.parametrize("text, met", [("1;3", (1, 3)), (" 3, 1 ", (1, 3)), ("2 2", (2,)), ("none", ()), ("-", ())])
+def test_criteria_are_written_as_a_ta_would(text, met):
+    from rlcourse.batch.rubric_import import parse_criteria
+
+    assert parse_criteria(text) == met
