@@ -1,4 +1,5 @@
-"""The rubrics of the manually graded answers, read once from the source notebook.
+"""The rubrics of the manually graded answers, read once from the source notebook (not to be
+confused with rlcourse.grading.rubric, the API the hidden graders of code are written with).
 
 A manually graded answer is an nbgrader cell with `grade` and `solution` set, in markdown. Its
 model answer and its rubric live in the source notebook's hidden solution region, which
