@@ -65,7 +65,8 @@ def _check(options) -> int:
     course = Course.find()
     failed = False
     for name in options.assignment or course.assignment_names():
-        problems = check(course.assignment(name), full=not options.quick)
+        problems = check(course.assignment(name), full=not options.quick,
+                         warn=lambda line: print(f"rlcourse check: warning: {line}", file=sys.stderr))
         for problem in problems:
             print(f"rlcourse check: {problem}", file=sys.stderr)
         print(f"{name}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
@@ -131,6 +132,28 @@ def _autograde(options) -> int:
             print(f"rlcourse: the similarity report failed ({error!r}); the grades are recorded. "
                   f"Run `rlcourse similarity {assignment.name}` to retry.", file=sys.stderr)
     return 1 if counts.get("not graded") else 0
+
+
+def _rubric_import(options) -> int:
+    from rlcourse.batch.rubric_import import import_marks
+
+    assignment = Course.find().assignment(options.assignment)
+    done = import_marks(assignment, _class_dir(options), options.csv,
+                        log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
+    for student, question, score in done.marked:
+        print(f"{student} {question}: {score:g}")
+    print(f"{len(done.marked)} answer(s) marked, {done.blank} row(s) left blank; "
+          f"{len(done.pages)} feedback page(s) updated")
+    return 0
+
+
+def _rubric_sheet(options) -> int:
+    from rlcourse.report.rubric_sheet import write_rubric_sheet
+
+    assignment = Course.find().assignment(options.assignment)
+    path = write_rubric_sheet(assignment, _class_dir(options))
+    print(path if path is not None else f"{assignment.name} has no manually graded answer")
+    return 0
 
 
 def _export(options) -> int:
@@ -340,7 +363,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(submit)  # the same arguments as submit.py (rlcourse.web.client)
     submit.set_defaults(run=_submit)
 
-    for sub in (autograde, export, similarity, web, tokens):
+    rubric = commands.add_parser("rubric", help="the answers a TA marks by hand: the sheet, the marks")
+    rubric_commands = rubric.add_subparsers(dest="rubric_command", required=True)
+    rubric_import = rubric_commands.add_parser(
+        "import", help="set manual scores and comments in the gradebook from a TA's CSV "
+                       "(student, question, criteria met as 1;3, comment)")
+    rubric_import.add_argument("assignment")
+    rubric_import.add_argument("csv", type=Path)
+    rubric_import.set_defaults(run=_rubric_import)
+    rubric_sheet = rubric_commands.add_parser(
+        "sheet", help="write reports/<assignment>/rubric.html and rubric-template.csv (autograde does too)")
+    rubric_sheet.add_argument("assignment")
+    rubric_sheet.set_defaults(run=_rubric_sheet)
+
+    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

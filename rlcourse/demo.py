@@ -50,6 +50,10 @@ SUBMITTED_AT = {
 """Each demo submission's `timestamp.txt`, as `nbgrader submit` wrote it and `collect` copied it."""
 EXTENSIONS = {"alan": {"days": 2}}
 """Extensions granted through nbgrader's Gradebook.grant_extension before grading."""
+TA_MARKS = "ta-marks.csv"
+"""demo/ta-marks.csv: a TA's marking of alan's written answer against the rubric of
+explain_clipping (criteria numbered as in source/ps1), imported after grading as
+`rlcourse rubric import ps1 demo/ta-marks.csv` would."""
 
 
 def demo_dir(course: Course) -> Path:
@@ -102,6 +106,23 @@ def prepare_gradebook(class_dir, assignment) -> None:
             gradebook.grant_extension(assignment.name, student, **duration)
 
 
+def import_ta_marks(course: Course, assignment, class_dir) -> bool:
+    """The TA's marks of demo/ta-marks.csv into the demo gradebook, so a feedback page shows the
+    criteria met. Skipped with a warning, never an error, while the source notebook has no
+    rubric that the file's criteria fit: the rest of the demo does not depend on it."""
+    from rlcourse.batch.rubric_import import import_marks
+    from rlcourse.course.config import CourseError
+
+    try:  # a row whose question has no rubric, or no such criterion, refuses the file
+        done = import_marks(assignment, class_dir, demo_dir(course).parent / TA_MARKS)
+    except CourseError as error:
+        print(f"demo: the TA's marks (demo/{TA_MARKS}) were not imported: {error}", file=sys.stderr)
+        return False
+    print(f"Imported the TA's marks (demo/{TA_MARKS}): " + ", ".join(
+        f"{student} {question} {score:g}" for student, question, score in done.marked), file=sys.stderr)
+    return True
+
+
 def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = None,
              workers: int | None = None) -> int:
     """The whole path on the demo class (`demo/`, an nbgrader course directory of its own):
@@ -133,6 +154,7 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
                   timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
     statuses = ", ".join(f"{outcome.student} {outcome.status}" for outcome in outcomes)
     print(f"{len(outcomes)} submissions in {elapsed:.1f} s ({statuses}).")
+    import_ta_marks(course, assignment, class_dir)
     written = write_class_outputs(assignment, class_dir)
     written["Gradescope results"] = export(assignment, class_dir=class_dir, format="gradescope")
     written["LMS CSV"] = export(assignment, class_dir=class_dir, format="csv")

@@ -35,3 +35,38 @@ def chromium(tmp_path):
         return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
 
     return run
+
+
+CLIPPING_RUBRIC = """
+
+**Rubric** (2 points):
+* 1: names the min as what removes the incentive to push the ratio past the band;
+* 1: says clipping is not a hard trust region: ratios can
+  still leave the band.
+"""
+"""A rubric for ps1's explain_clipping, as its author writes one (2 criteria of 1 point)."""
+
+
+def add_clipping_rubric(source: Path, rubric: str = CLIPPING_RUBRIC) -> None:
+    """Write `rubric` into explain_clipping's solution region of the source notebook `source`."""
+    import nbformat
+
+    notebook = nbformat.read(source, as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "explain_clipping")
+    if "**Rubric**" not in cell.source:
+        cell.source = cell.source.replace("\n### END SOLUTION", rubric.rstrip("\n") + "\n### END SOLUTION")
+    nbformat.write(notebook, source)
+
+
+@pytest.fixture
+def ps1_with_rubric(tmp_path):
+    """A copy of the course's ps1 (graders, release, source, solutions) whose source notebook has
+    a rubric for explain_clipping: the source notebooks belong to their authors, tests edit a copy."""
+    target = tmp_path / "course"
+    target.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", target)
+    for folder in ("graders", "release", "source", "solutions"):
+        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    add_clipping_rubric(target / "source" / "ps1" / "ps1.ipynb")
+    return Course(target).assignment("ps1")

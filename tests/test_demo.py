@@ -1,4 +1,5 @@
 """The bundled demo class: up to date with the bank, and graded as its students deserve."""
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from rlcourse.demo import STUDENTS, SUBMITTED_AT, built_demo, demo_notebooks
 
 RLCOURSE = str(Path(sys.executable).with_name("rlcourse"))
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_notebooks_are_built_from_the_current_bank_and_release(course):
@@ -37,7 +39,7 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     for path in ("gradebook.db", "feedback/alan/ps1/ps1.html", "reports/ps1/summary.html",
                  "reports/ps1/scores.csv", "exports/ps1/gradescope/ken/results.json",
                  "exports/ps1/ps1-grades.csv", "autograded/grace/ps1/ps1.ipynb",
-                 "reports/ps1/similarity.html"):
+                 "reports/ps1/similarity.html", "reports/ps1/rubric.html", "reports/ps1/rubric-template.csv"):
         assert (demo / path).is_file(), path
         assert str(demo / path.split("/")[0]) in result.stdout
     summary = result.stdout[result.stdout.index("Scores"):]
@@ -59,3 +61,32 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     assert "<h3>1. grace and linus:" in similarity
     assert '<tr class="borrowed"><td>linus</td><td>grace</td>' in similarity  # grace's parameters
     assert similarity.count('<tr class="borrowed">') == 1
+
+
+def test_the_demo_marks_fit_explain_clippings_rubric(ps1_with_rubric):
+    """demo/ta-marks.csv reads against the rubric ps1's author writes (2 criteria of 1 point)."""
+    from rlcourse.batch.rubric_import import read_rows
+    from rlcourse.course.rubrics import Rubrics
+
+    marks, blank = read_rows(ROOT / "demo" / "ta-marks.csv", Rubrics.of(ps1_with_rubric), "ta-marks.csv")
+    assert blank == 0 and [(m.student, m.grade_id, m.score, m.met) for m in marks] == [
+        ("alan", "explain_clipping", 1.0, (2,))]
+
+
+def test_the_demo_skips_the_ta_marks_with_a_warning_while_there_is_no_rubric(ps1_with_rubric, tmp_path, capsys):
+    import nbformat
+
+    from rlcourse.course.class_directory import ClassDirectory
+    from rlcourse.demo import TA_MARKS, import_ta_marks
+
+    source = ps1_with_rubric.source_notebook
+    notebook = nbformat.read(source, as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "explain_clipping")
+    cell.source = "### BEGIN SOLUTION\nOnly a model answer.\n### END SOLUTION"
+    nbformat.write(notebook, source)
+    (ps1_with_rubric.course.root / "demo").mkdir()
+    shutil.copy(ROOT / "demo" / TA_MARKS, ps1_with_rubric.course.root / "demo" / TA_MARKS)
+    class_dir = ClassDirectory(ps1_with_rubric.course.root / "demo")
+    (class_dir.root / "gradebook.db").touch()
+    assert import_ta_marks(ps1_with_rubric.course, ps1_with_rubric, class_dir) is False
+    assert "demo: the TA's marks (demo/ta-marks.csv) were not imported: 1 bad row(s)" in capsys.readouterr().err

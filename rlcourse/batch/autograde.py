@@ -233,8 +233,24 @@ def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: 
         write_ledger(class_dir, assignment, entry.student, key=key, report=report, recorded=True,
                      timing=timing)
     mirror_exchange_files(class_dir, assignment, entry.student)
-    write_outputs(class_dir, assignment, entry, report, timing=timing)
+    write_outputs(class_dir, assignment, entry, report, timing=timing, gradebook=gradebook)
     return Outcome(entry.student, report, status, timing)
+
+
+def refresh_student(class_dir: ClassDirectory, assignment: Assignment, student: str, *, gradebook,
+                    log) -> Path | None:
+    """After a TA's marks (rlcourse.batch.rubric_import): what a run does for an unchanged
+    submission, now: the late penalty recomputed on the new score, the ledger's timing, and the
+    feedback page drawn with the marks. Returns the page, or None for a student never graded."""
+    saved = read_ledger(class_dir, assignment, student)
+    found = find_submissions(class_dir, assignment, [student])
+    if saved is None or not found or student_id_problem(student):
+        log(f"{student}: marked, but not autograded yet: no feedback page to update")
+        return None
+    stamps = {student: read_timestamp(class_dir.submitted / student / assignment.name)}
+    _keep(class_dir, assignment, found[0], saved["key"], Report.from_json(saved["report"]), "unchanged",
+          policy=LatePolicy(class_dir.root), stamps=stamps, saved=saved, gradebook=gradebook)
+    return class_dir.feedback / student / assignment.name / (Path(assignment.notebook).stem + ".html")
 
 
 def mirror_exchange_files(class_dir: ClassDirectory, assignment: Assignment, student: str) -> None:
@@ -276,11 +292,15 @@ def _progress(total: int, *, enabled: bool):
 
 
 def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Found, report: Report,
-                  *, timing: Timing | None = None) -> None:
-    """The autograded notebook and the feedback page, when missing or older than the ledger.
+                  *, timing: Timing | None = None, gradebook=None, force_page: bool = False) -> None:
+    """The autograded notebook and the feedback page, when missing or older than the ledger (the
+    page also when the TA's marks in the gradebook are not those it shows, or `force_page`).
     The page is what `nbgrader release_feedback` hands out after grading: the assignment's
-    `after_due` view (rlcourse.course.visibility), with the submission's time and late penalty."""
-    from rlcourse.explain.outputs import write_autograded_notebook, write_feedback_page
+    `after_due` view (rlcourse.course.visibility), with the submission's time and late penalty,
+    and the marks of the manually graded answers (rlcourse.record.marks) read from `gradebook`
+    (an open nbgrader Gradebook; else one is opened)."""
+    from rlcourse.explain.outputs import manual_questions, write_autograded_notebook, write_feedback_page
+    from rlcourse.record.marks import read_marks, read_marks_from
 
     ledger = ledger_path(class_dir, assignment, entry.student)
     stamp = ledger.stat().st_mtime if ledger.exists() else time.time()
@@ -288,6 +308,19 @@ def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Foun
     if entry.path is not None and (not autograded.exists() or autograded.stat().st_mtime < stamp):
         write_autograded_notebook(autograded, submitted=entry.path, assignment=assignment, report=report)
     page = class_dir.feedback / entry.student / assignment.name / (Path(assignment.notebook).stem + ".html")
-    if not page.exists() or page.stat().st_mtime < stamp:
+    questions = [question.grade_id for question in manual_questions(assignment)]
+    marks = (read_marks(gradebook, assignment, entry.student, questions) if gradebook is not None
+             else read_marks_from(class_dir.db_url, assignment, entry.student, questions))
+    if force_page or not page.exists() or page.stat().st_mtime < stamp or not _shows_marks(page, marks):
         write_feedback_page(page, student=entry.student, assignment=assignment, report=report,
-                            submitted=entry.path, timing=timing, level=assignment.feedback.after_due)
+                            submitted=entry.path, timing=timing, level=assignment.feedback.after_due,
+                            marks=marks)
+
+
+def _shows_marks(page: Path, marks: dict) -> bool:
+    """Whether the page was drawn with these marks (its head carries their digest)."""
+    from rlcourse.explain.feedback import marks_digest
+
+    with open(page, "rb") as handle:
+        head = handle.read(2048)
+    return f'name="rlcourse-marks" content="{marks_digest(marks)}"'.encode() in head

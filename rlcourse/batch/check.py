@@ -320,6 +320,36 @@ def _one_line(problems: list[str], assignment: Assignment) -> str:
     return problems[0] + more
 
 
-def check(assignment: Assignment, *, full: bool = True, log=None) -> list[str]:
-    """Every problem found (empty: the assignment passes)."""
-    return full_problems(assignment, log=log) if full else quick_problems(assignment)
+def rubric_findings(assignment: Assignment) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of the manually graded answers' rubrics (rlcourse.course.rubrics).
+    A rubric whose points do not add up to the cell's is a problem: every mark a TA makes with
+    it would be off. An answer without a rubric is a warning: the TA still has the model answer,
+    and grading never depends on a rubric. Neither stops grading (preflight does not ask)."""
+    from rlcourse.course.rubrics import Rubrics
+
+    if not Path(assignment.source_notebook).is_file():
+        return [], []
+    try:
+        rubrics = Rubrics.of(assignment)
+    except (OSError, ValueError) as error:
+        return [f"{_shown(assignment, assignment.source_notebook)}: cannot be read ({error})"], []
+    source = _shown(assignment, assignment.source_notebook)
+    problems, warnings = [], []
+    for question in rubrics.questions:
+        if not question.has_rubric:
+            warnings.append(f"{source}: manually graded cell {question.grade_id} has no rubric; add "
+                            f"`**Rubric** ({question.points:g} points):` and `* POINTS: criterion` "
+                            "lines after the model answer, inside its solution region")
+        elif question.problem():
+            problems.append(f"{source}: manually graded cell {question.grade_id}: {question.problem()}")
+    return problems, warnings
+
+
+def check(assignment: Assignment, *, full: bool = True, log=None, warn=None) -> list[str]:
+    """Every problem found (empty: the assignment passes); `warn(line)` is told each warning."""
+    problems = full_problems(assignment, log=log) if full else quick_problems(assignment)
+    rubric_problems, warnings = rubric_findings(assignment)
+    for warning in warnings:
+        if warn is not None:
+            warn(warning)
+    return problems + rubric_problems

@@ -9,8 +9,13 @@ due date plus any extension) and after it::
 
 - `none`:  nothing yet, not even the score;
 - `score`: the total only;
-- `items`: the total and each item's title and points, without messages or diagnoses;
-- `full`:  everything the feedback page shows (messages, diagnoses and their fixes, figures).
+- `items`: the total and each item's title and points, without messages or diagnoses; each
+           written answer's TA score, or that it awaits a TA;
+- `full`:  everything the feedback page shows (messages, diagnoses and their fixes, figures, the
+           rubric criteria a written answer met and did not, the TA's comment).
+
+A written answer's model answer is never shown, at any level: the rubric's criteria are feedback
+on what the answer had to say, the model answer is the answer to copy next year.
 
 Both default to `full`. An assignment without a due date is always "after due". Everything that
 shows a student anything asks `student_view` (the feedback page, the Gradescope export through

@@ -26,7 +26,8 @@ MAX_CELL_CHARS = 20_000
 
 def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str],
                     diagnoses: dict, figures: list[tuple[str, bytes]],
-                    assignment_title: str = "", timing=None, level: str = "full") -> str:
+                    assignment_title: str = "", timing=None, level: str = "full",
+                    questions=(), marks=None) -> str:
     """The feedback page for one graded notebook, as a self-contained HTML string.
 
     `submission_cells` are the student's code cells (`rlcourse.course.submission.CodeCell`); only those
@@ -34,6 +35,10 @@ def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str
     are `(title, PNG bytes)`. `level` is how much the student may see (rlcourse.course.visibility:
     none, score, items, full); the page shows the report only through `student_view`.
     `timing` (rlcourse.course.lateness.Timing) adds when it was submitted and any late penalty.
+    `questions` are the manually graded answers (rlcourse.course.rubrics.ManualQuestion) and
+    `marks` their marks by grade_id (rlcourse.record.marks.Mark): each shows its TA score or
+    "awaiting a TA" from level `items`, the rubric's criteria met and not met and the TA's
+    comment at `full`. Only the criteria reach the page, never the model answer.
     """
     from rlcourse.course.visibility import shows, student_view
     from rlcourse.explain.pages import render
@@ -55,7 +60,8 @@ def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str
                   show_full=shows(level, "full"), cards=_cards(report, diagnoses) if shows(level, "full") else [],
                   figures=_figures(figures) if shows(level, "full") else [],
                   code=_code(report, submission_cells, todo_ids), max_cell_chars=MAX_CELL_CHARS,
-                  anchor=_anchor)
+                  anchor=_anchor, written=_written(questions, marks or {}, full=shows(level, "full")),
+                  marks_digest=marks_digest(marks or {}))
 
 
 def write_feedback(path: Path, html_text: str) -> Path:
@@ -164,6 +170,38 @@ def _code(report, submission_cells, todo_ids) -> list[dict]:
                        "got": sum(item.score for item in related),
                        "out_of": sum(item.max_score for item in related) if related else None})
     return blocks
+
+
+def _written(questions, marks: dict, *, full: bool) -> list[dict]:
+    """What the page shows of each manually graded answer. Built field by field from the rubric's
+    criteria and the mark, so the model answer (which the question also carries) cannot reach
+    the template."""
+    shown = []
+    for question in questions:
+        mark = marks.get(question.grade_id)
+        marked = mark is not None and mark.score is not None
+        recorded = marked and mark.met is not None
+        criteria = [{"number": criterion.number, "points": criterion.points, "text": criterion.text,
+                     "met": (criterion.number in mark.met) if recorded else None}
+                    for criterion in question.criteria] if full else []
+        heading = next((line.lstrip("#").strip() for line in question.prompt.splitlines()
+                        if line.strip()), "")
+        shown.append({"grade_id": question.grade_id, "heading": heading, "anchor": "written-" + _anchor(question.grade_id).removeprefix("item-"),
+                      "max_score": question.points, "score": mark.score if marked else None,
+                      "criteria": criteria, "recorded": recorded,
+                      "comment": mark.comment if marked and full else ""})
+    return shown
+
+
+def marks_digest(marks: dict) -> str:
+    """A short digest of the marks a page shows: the page carries it, so a run that finds the
+    gradebook's marks changed (a TA marked in formgrader) knows to draw the page again."""
+    import hashlib
+    import json
+
+    payload = {grade_id: [mark.score, list(mark.met) if mark.met is not None else None, mark.comment]
+               for grade_id, mark in sorted(marks.items())}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # --- text ----------------------------------------------------------------------------------------

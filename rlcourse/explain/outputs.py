@@ -86,7 +86,9 @@ def _cell_summary(items) -> str:
 
 
 def write_feedback_page(path: Path, *, student: str, assignment: Assignment, report: Report,
-                        submitted: Path | None, timing=None, level: str = "full") -> None:
+                        submitted: Path | None, timing=None, level: str = "full", marks=None) -> None:
+    """`marks`: the TA's marks of the manually graded answers by grade_id
+    (rlcourse.record.marks.Mark), shown with the rubric's criteria; None shows none of them."""
     from rlcourse.course.diagnoses import load_diagnoses
     from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids, write_feedback
     from rlcourse.course.submission import NotebookProblem, load_submission
@@ -101,5 +103,18 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, rep
                            todo_ids=todo_cell_ids(assignment.release_notebook),
                            diagnoses=load_diagnoses(assignment.grader_dir),
                            figures=assignment_figures(assignment, report) if level == "full" else [],
-                           timing=timing, level=level)
+                           timing=timing, level=level,
+                           questions=manual_questions(assignment) if marks is not None else (),
+                           marks=marks)
     write_feedback(path, html)
+
+
+def manual_questions(assignment: Assignment) -> tuple:
+    """The manually graded answers with their rubrics (rlcourse.course.rubrics), or none when the
+    source notebook is not at hand (a grading machine given only the release)."""
+    from rlcourse.course.rubrics import Rubrics
+
+    try:
+        return Rubrics.of(assignment).questions
+    except (OSError, ValueError):
+        return ()

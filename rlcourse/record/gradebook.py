@@ -93,6 +93,9 @@ def record_in_gradebook(db_url: str, assignment: Assignment, student: str, repor
                 if grade.cell.name in totals:
                     grade.auto_score = totals[grade.cell.name]
                     grade.needs_manual_grade = grade.manual_score is not None
+                elif grade.cell.cell_type == "markdown" and grade.manual_score is None:
+                    # A written answer awaits a TA, as `nbgrader autograde` flags it for formgrader.
+                    grade.needs_manual_grade = True
             if timestamp is not None:
                 submission.timestamp = timestamp
             if policy is not None:

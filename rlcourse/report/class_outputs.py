@@ -1,4 +1,5 @@
-"""After a batch: the TA's class report and the exports, from the ledger (no regrading)."""
+"""After a batch: the TA's class report, the rubric sheet of the answers marked by hand
+(rlcourse.report.rubric_sheet) and the exports, from the ledger (no regrading)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,6 +12,7 @@ def write_class_outputs(assignment: Assignment, class_dir: ClassDirectory) -> di
     from rlcourse.report.class_report import write_class_report
     from rlcourse.course.diagnoses import load_diagnoses
     from rlcourse.report.export import gradebook_timings, graded_reports
+    from rlcourse.report.rubric_sheet import write_rubric_sheet
 
     reports = graded_reports(class_dir, assignment)
     if not reports:
@@ -18,6 +20,9 @@ def write_class_outputs(assignment: Assignment, class_dir: ClassDirectory) -> di
     written = write_class_report(class_dir.reports / assignment.name, assignment=assignment.name,
                                  reports=reports, diagnoses=load_diagnoses(assignment.grader_dir),
                                  timings=gradebook_timings(class_dir, assignment))
-    return {"TA report": written.get("summary.html", class_dir.reports / assignment.name),
-            "gradebook": Path(class_dir.db_url.removeprefix("sqlite:///")),
+    outputs = {"TA report": written.get("summary.html", class_dir.reports / assignment.name)}
+    sheet = write_rubric_sheet(assignment, class_dir)
+    if sheet is not None:
+        outputs["rubric sheet"] = sheet
+    return {**outputs, "gradebook": Path(class_dir.db_url.removeprefix("sqlite:///")),
             "feedback": class_dir.feedback, "autograded": class_dir.autograded}

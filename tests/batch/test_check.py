@@ -102,7 +102,8 @@ def test_check_finds_the_mistake_with_one_clear_line(broken_course):
     course, (where, what) = broken_course
     done = rlcourse(course, "check", "ps1")
     assert done.returncode != 0
-    lines = done.stderr.strip().splitlines()
+    lines = [line for line in done.stderr.strip().splitlines()
+             if not line.startswith("rlcourse check: warning:")]  # a missing rubric only warns
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert where in lines[0] and what in lines[0], lines[0]
 
@@ -221,3 +222,47 @@ def test_the_bank_minimums_grow_with_the_assignment_and_say_what_to_add(tmp_path
     assert "no correct entry writes solution cell 'exact_return' another way" in problems[0]
     assert "no entry loses an item with tag 'dp_wrong_start_distribution'" in problems[1]
     assert all(line.startswith("tests/bank/ps1/: ") for line in problems), problems
+
+
+def set_clipping_answer(course: Path, hidden: str) -> None:
+    """explain_clipping's hidden region in the copy's source notebook becomes `hidden`."""
+    import nbformat
+
+    path = course / "source/ps1/ps1.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "explain_clipping")
+    cell.source = f"### BEGIN SOLUTION\n{hidden}\n### END SOLUTION"
+    nbformat.write(notebook, path)
+
+
+def test_a_manual_answer_without_a_rubric_only_warns(tmp_path):
+    """The TA still has the model answer, and grading never reads a rubric: check passes, and
+    says on one line what to add."""
+    course = copy_course(tmp_path / "course")
+    set_clipping_answer(course, "No: clipping is not a trust region.")
+    done = rlcourse(course, "check", "ps1", "--quick")
+    assert done.returncode == 0 and done.stdout == "ps1: ok\n", done.stderr
+    assert done.stderr == ("rlcourse check: warning: source/ps1/ps1.ipynb: manually graded cell "
+                           "explain_clipping has no rubric; add `**Rubric** (2 points):` and "
+                           "`* POINTS: criterion` lines after the model answer, inside its solution region\n")
+
+
+def test_a_rubric_that_does_not_add_up_is_a_problem_of_check_but_not_of_grading(tmp_path, monkeypatch):
+    """One line naming the notebook, the cell and both totals (`rlcourse check` prints each
+    problem of `check` as it is); preflight, which grading runs, does not ask. The other quick
+    checks are stubbed out here: the test above runs them for real."""
+    from rlcourse.batch import check as checks
+    from rlcourse.batch.check import check, preflight, rubric_findings
+    from rlcourse.course.directory import Course
+
+    course = copy_course(tmp_path / "course")
+    set_clipping_answer(course, "Model.\n\n**Rubric** (2 points):\n* 1: names the min;\n* 0.5: not a trust region.")
+    problem = ("source/ps1/ps1.ipynb: manually graded cell explain_clipping: its rubric's criteria add "
+               "up to 1.5 points but the cell is worth 2; make them equal")
+    assert rubric_findings(Course(course).assignment("ps1")) == ([problem], [])
+    monkeypatch.setattr(checks, "quick_problems", lambda assignment: [])
+    warned = []
+    assert check(Course(course).assignment("ps1"), full=False, warn=warned.append) == [problem] and not warned
+    preflight(Course(course).assignment("ps1"))  # grading goes on: marks are the TA's business
+    set_clipping_answer(course, "Model.\n\n**Rubric** (2 points):\n* 1: names the min;\n* 1: not a trust region.")
+    assert rubric_findings(Course(course).assignment("ps1")) == ([], [])
