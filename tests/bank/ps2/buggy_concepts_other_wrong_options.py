@@ -1,13 +1,13 @@
 """The concept checks' remaining wrong options (questions with one wrong option are answered
 right), an unknown wrong number, and a letter that is not an option."""
 CELLS = {"concept_checks": """CONCEPT_TRUST_REGION = "c"
-CONCEPT_KL_DOUBLE_SHIFT = 0.5
+CONCEPT_KL_MEAN_SHIFT = 1.0
 CONCEPT_KL_STD_RATIO = "a"
-CONCEPT_CLIPPED_VALUE = 1.5
+CONCEPT_CLIPPED_VALUE = 2.8
 CONCEPT_SLOPE_FAVOURED = 0.0
 CONCEPT_SLOPE_WRONG_WAY = 2.0
-CONCEPT_GAE_TRUNCATED = 3.4
-CONCEPT_GAE_TERMINATED = 2.76125
+CONCEPT_GAE_TRUNCATED = 1.575
+CONCEPT_GAE_TERMINATED = 0.8325
 CONCEPT_LAMBDA_ZERO = "a"
 CONCEPT_GRADIENT_STEPS = 32
 CONCEPT_EPOCHS_EFFICIENCY = "d"
