@@ -38,6 +38,15 @@ def notebook_namespace(assignment: str, last_cell: str) -> dict:
     raise LookupError(f"{assignment}: no code cell {last_cell!r}")
 
 
+def run_cell(namespace: dict, assignment: str, grade_id: str) -> None:
+    """Runs one more of the source notebook's cells in `namespace` (one skipped on the way there)."""
+    for cell in nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4).cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            exec(compile(cell.source, f"{assignment}:{grade_id}", "exec"), namespace)
+            return
+    raise LookupError(f"{assignment}: no cell {grade_id!r}")
+
+
 def prose(assignment: str) -> str:
     """The source notebook's markdown, with line breaks folded, as a reader reads it."""
     notebook = nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
@@ -117,6 +126,10 @@ def ps3() -> list[str]:
     lr = {value: np.array([first_and_last(train("ppo", seed=s, lr=value))[1] for s in PS3_SEEDS])
           for value in (3e-4, 3e-2)}
     print(f"      [lr] last 20% per seed: {({k: np.round(v, 1).tolist() for k, v in lr.items()})}")
+    run_cell(ns, "ps3", "given_sparse")  # defines SparseCartPole (and runs seed 0 once, as students do)
+    sparse = [ns["train"]("reinforce", seed=s, env_factory=ns["SparseCartPole"]) for s in PS3_SEEDS]
+    rewarded = [int(np.sum(lengths >= 200)) for lengths in sparse]
+    print(f"      [sparse] episodes reaching the limit per seed: {rewarded}")
     claims = Claims("ps3")
     first, last = ({agent: table[:, column] for agent, table in runs.items()} for column in (0, 1))
     claims.check("the mean length over the last 20% of episodes was above 150 for REINFORCE with standardised "
@@ -135,6 +148,16 @@ def ps3() -> list[str]:
     claims.check("On seeds 0–9, every run at 3e-2 ended above 180 steps, and every run at 3e-4 below 170",
                  lr[3e-2].min() > 180 and lr[3e-4].max() < 170,
                  f"3e-2 at least {lr[3e-2].min():.1f}; 3e-4 at most {lr[3e-4].max():.1f}")
+    claims.check("on each of seeds 0–9 (`make claims` reruns them) not one episode reached the limit",
+                 not any(rewarded), f"rewarded episodes per seed {rewarded}")
+    exact = load_exact("ps3")
+    lambda_answer = ("lambda = 0 lower" if lam[0.0].max() < lam[1.0].min()
+                     else "lambda = 0 higher" if lam[0.0].min() > lam[1.0].max() else None)
+    sparse_answer = "does not learn" if not any(rewarded) else None
+    claims.check(None, {"LAMBDA_PREDICTION": lambda_answer, "SPARSE_PREDICTION": sparse_answer}
+                 == exact.EXPERIMENT_ANSWERS, f"lambda: {lambda_answer!r}, sparse: {sparse_answer!r}",
+                 about="the answers of the predictions before Experiments 3 and 4 "
+                       "(solutions/ps3/exact.py EXPERIMENT_ANSWERS) hold on every one of seeds 0-9")
     return claims.failed
 
 

@@ -23,6 +23,17 @@ class Models:
         return {"kl_direction_swapped": kl(mu_q, std_q, mu_p, std_p),
                 "kl_missing_log_term": kl(mu_p, std_p, mu_q, std_q) - np.log(_f(std_q) / _f(std_p))}
 
+    # --- trpo_step -----------------------------------------------------------------------------
+    TRPO_BUGS = ("trpo_step_no_sqrt", "trpo_step_fisher_not_inverted", "trpo_step_plain_gradient")
+
+    def trpo(self, grad, fisher, delta) -> dict:
+        g, F = _f(grad), _f(fisher)
+        natural = np.linalg.solve(F, g)
+        quadratic = g @ natural
+        return {"trpo_step_no_sqrt": 2.0 * delta / quadratic * natural,
+                "trpo_step_fisher_not_inverted": np.sqrt(2.0 * delta / quadratic) * (F @ g),
+                "trpo_step_plain_gradient": np.sqrt(2.0 * delta / quadratic) * g}
+
     # --- clipped surrogate --------------------------------------------------------------------
     SURROGATE_BUGS = ("clip_without_min", "max_instead_of_min", "no_clip")
 
@@ -155,6 +166,9 @@ class Models:
 
 # How each bug reads in a sentence: "... gave 0.41, which is what <phrase> gives".
 EXPLAIN = {
+    "trpo_step_no_sqrt": "the step size 2 delta / (g' F^-1 g) without its square root",
+    "trpo_step_fisher_not_inverted": "the direction F g instead of F^-1 g",
+    "trpo_step_plain_gradient": "the plain gradient's direction g instead of F^-1 g",
     "kl_direction_swapped": "KL(q || p) instead of KL(p || q)",
     "kl_missing_log_term": "the KL without its log(std_q / std_p) term",
     "ratio_inverted": "the ratio old/new instead of new/old",

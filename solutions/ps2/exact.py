@@ -42,6 +42,19 @@ def gaussian_kl_by_quadrature(mu_p, std_p, mu_q, std_q, points=200001, width=14.
 
 
 # --- clipped surrogate --------------------------------------------------------------------------
+def trpo_step(grad, fisher, delta):
+    """TRPO's step to second order: maximise g's s subject to (1/2) s' F s <= delta, which is
+    s = sqrt(2 delta / (g' F^-1 g)) F^-1 g (float64, by a linear solve)."""
+    grad, fisher = np.asarray(grad, dtype=np.float64), np.asarray(fisher, dtype=np.float64)
+    natural = np.linalg.solve(fisher, grad)
+    return np.sqrt(2.0 * delta / (grad @ natural)) * natural
+
+
+def gaussian_fisher(std) -> np.ndarray:
+    """The Fisher matrix of one N(mu, std^2) sample in the parameters (mu, log std): diag(1/std^2, 2)."""
+    return np.diag([1.0 / float(std) ** 2, 2.0])
+
+
 def surrogate(ratio, advantages, eps=0.2):
     """Per-sample min(r A, clip(r, 1 - eps, 1 + eps) A)."""
     r, a = np.asarray(ratio, dtype=np.float64), np.asarray(advantages, dtype=np.float64)

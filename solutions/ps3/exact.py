@@ -219,3 +219,13 @@ def sum_by_state(row_grads, states):
     out = np.zeros((2, row_grads.shape[1]))
     np.add.at(out, states, row_grads)
     return out
+
+
+# --- Part 7's predictions -------------------------------------------------------------------------
+# The answers to the predictions written before Experiments 3 and 4 (graders/ps3/test_predictions.py).
+# `make claims` (claims/run.py) reruns both experiments on seeds 0-9 and fails if a run leaves them.
+EXPERIMENT_OPTIONS = {
+    "LAMBDA_PREDICTION": ("lambda = 0 lower", "about the same", "lambda = 0 higher"),
+    "SPARSE_PREDICTION": ("learns as with the dense reward", "learns, but more slowly", "does not learn"),
+}
+EXPERIMENT_ANSWERS = {"LAMBDA_PREDICTION": "lambda = 0 lower", "SPARSE_PREDICTION": "does not learn"}
