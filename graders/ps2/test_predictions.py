@@ -1,11 +1,10 @@
 """The break-it lab's prediction, read from what the student wrote before the lab ran.
 
-`KL_PREDICTION` is graded from the source of the code cells above the lab cell, statically: the
-value must be a literal written there, so nothing the lab prints (or any later cell) can change
-it. Grading never runs the lab (assignment.toml skips it); `make claims` reruns it on several
+`KL_PREDICTION` is graded from the source of the code cells above the lab cell, statically
+(rlcourse.grading.predictions): the value must be a literal written there, so nothing the lab
+prints (or any later cell) can change it. Grading never runs the lab (assignment.toml skips it); `make claims` reruns it on several
 seeds and fails if a variant leaves the band the answer gives it (solutions/ps2/exact.py)."""
-import ast
-
+from rlcourse.grading.predictions import prediction_from_cell_text
 from rlcourse.grading.rubric import Failure, item
 
 CELL = "test_predict_break_it"
@@ -37,38 +36,9 @@ WRONG = {
 }
 
 
-def written_before(student, cell: str, name: str):
-    """The value of the last top-level `name = <literal>` in the code cells above `cell`, read
-    from their source; a Failure if there is none or it is not a literal."""
-    cells = student.submission.cells
-    stop = next((c.index for c in cells if c.grade_id == cell), None)
-    found = None
-    for code in cells:
-        if stop is not None and code.index >= stop:
-            break
-        try:
-            tree = ast.parse(code.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python: no prediction
-            continue
-        for statement in tree.body:
-            targets = (statement.targets if isinstance(statement, ast.Assign)
-                       else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                found = statement.value
-    if found is None:
-        raise Failure("missing_name", did=f"no cell above the lab assigns {name}",
-                      should=f"set {name} in the prediction cell, before you run the lab")
-    try:
-        return ast.literal_eval(found)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise Failure("bad_output", did=f"{name} is computed, not written out",
-                      should=f"write {name} as a literal dict of strings: a prediction is what you "
-                             "expect before running, so it cannot come from code") from None
-
-
 @item(2, cell=CELL, title="the break-it lab's KL, predicted before running it")
 def test_break_it_kl(student, exact):
-    predicted = written_before(student, LAB_CELL, NAME)
+    predicted = prediction_from_cell_text(student, LAB_CELL, NAME)
     if not isinstance(predicted, dict) or set(predicted) != set(exact.BREAK_IT_KL):
         raise Failure("bad_output", did=f"{NAME} is not a dict with exactly the lab's six variants",
                       should="keep the keys of the given dict and set each value to one of "
