@@ -124,3 +124,19 @@ def test_each_entry_loses_exactly_its_items(name):
         except Failure as failure:
             lost[item_id] = failure.tag
     assert lost == {key: tag for key, tag in ENTRIES[name].loses.items() if key in ITEMS}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_visible_check_fails_each_finite_horizon_bug(name):
+    """Exercise 6's visible check (properties only) stops every buggy form of the function the bank
+    holds and passes every correct one: run here on the entry's own cells, without a kernel."""
+    base = reference_student(PS1.source_notebook, PS1.release_notebook)
+    notebook = nbformat.reads(build_submission(ENTRIES[name], base).decode(), as_version=4)
+    student = Student(notebook)
+    check = next(cell.source for cell in notebook.cells if cell.get("id") == "test_finite_horizon_values")
+    buggy = any(item.startswith("horizon.") and item != "horizon.prediction" for item in ENTRIES[name].loses)
+    if not buggy:
+        exec(check, student.namespace)  # noqa: S102 - the course's own visible check
+        return
+    with pytest.raises((AssertionError, NotImplementedError)):
+        exec(check, student.namespace)  # noqa: S102
