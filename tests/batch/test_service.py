@@ -98,7 +98,7 @@ def test_a_served_grade_is_the_report_grading_here_gives(socket_path):
 def test_without_a_service_grade_works_alone(socket_path):
     report, said = grade(socket_path, ADA)
     assert SERVED not in said and "service" not in said
-    assert report["score"] == 33.0
+    assert report["score"] == 42.0
 
 
 def test_changed_graders_are_never_served_stale(tmp_path, socket_path):
@@ -136,7 +136,7 @@ def test_a_service_killed_mid_request_costs_nothing(socket_path):
     try:
         report, said = grade(socket_path, ADA)
         assert "grading here instead" in said
-        assert report["score"] == 33.0
+        assert report["score"] == 42.0
         assert service.wait(timeout=30) == -signal.SIGKILL
     finally:
         stop(service)

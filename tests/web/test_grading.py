@@ -92,7 +92,7 @@ def test_the_upload_is_in_nbgraders_layout_its_gradebook_and_the_history(graded)
     assert [path.read_bytes() for path in kept] == [ALAN.read_bytes()]
     with Gradebook(f"sqlite:///{server.class_dir / 'gradebook.db'}") as gradebook:
         submission = gradebook.find_submission("ps1", "ada")
-        assert (submission.score, submission.timestamp) == (25.0, stamp)
+        assert (submission.score, submission.timestamp) == (34.0, stamp)
     assert (server.class_dir / "feedback" / "ada" / "ps1" / "ps1.html").is_file()
 
 
