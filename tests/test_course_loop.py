@@ -32,7 +32,7 @@ BIN = Path(sys.executable).parent
 DEMO = ROOT / "demo" / "submitted"
 COURSE_ID = "rl101"
 STUDENTS = ("alice", "bob", "carol", "dave")
-FULL, BUGGY = 33.0, 25.0  # ps1 totals of the demo's ada (reference) and alan (clip_without_min)
+FULL, BUGGY = 42.0, 34.0  # ps1 totals of the demo's ada (reference) and alan (clip_without_min)
 
 
 def env(home: Path | None = None):
@@ -207,7 +207,7 @@ class TestExchangeRoundTrip:
         got = {student: (float(row["raw_score"]), float(row["late_submission_penalty"]),
                          float(row["score"])) for student, row in rows.items()}
         assert got == {"alice": (FULL, 0.0, FULL), "bob": (BUGGY, 0.0, BUGGY),
-                       "carol": (FULL, 3.3, pytest.approx(FULL - 3.3)),
+                       "carol": (FULL, 4.2, pytest.approx(FULL - 4.2)),
                        "dave": (BUGGY, 0.0, BUGGY)}
         for student, row in rows.items():
             assert row["timestamp"] and submitted_at(course, student).startswith(row["timestamp"][:19])
@@ -216,8 +216,8 @@ class TestExchangeRoundTrip:
         _, shown = loop
         lines = {line.split()[1]: line for line in shown["autograde"].stdout.splitlines()
                  if line.startswith("│") and len(line.split()) > 2}
-        assert "-3.3" in lines["carol"] and "29.7 / 33" in lines["carol"]
-        assert "-3.3" not in lines["dave"] and "25 / 33" in lines["dave"]
+        assert "-4.2" in lines["carol"] and "37.8 / 42" in lines["carol"]
+        assert "-4.2" not in lines["dave"] and "34 / 42" in lines["dave"]
 
     def test_each_student_fetches_their_own_page_and_no_one_elses(self, loop):
         course, _ = loop
@@ -234,8 +234,8 @@ class TestExchangeRoundTrip:
     def test_the_fetched_pages_show_lateness_and_penalty(self, loop):
         course, _ = loop
         carol = next(iter(fetched_pages(course, "carol").values()))
-        assert 'class="late"' in carol and "<dt>Late penalty</dt><dd>3.3 points</dd>" in carol
-        assert 'id="score">29.7 <small>/ 33' in carol
+        assert 'class="late"' in carol and "<dt>Late penalty</dt><dd>4.2 points</dd>" in carol
+        assert 'id="score">37.8 <small>/ 42' in carol
         dave = next(iter(fetched_pages(course, "dave").values()))
         assert 'class="on-time"' in dave and "with an extension of 2 d" in dave
         assert "Late penalty" not in dave
@@ -245,9 +245,9 @@ class TestExchangeRoundTrip:
     def test_gradescope_export_has_the_final_score_and_the_lateness(self, loop):
         _, shown = loop
         carol = json.loads((shown["gradescope"] / "carol" / "results.json").read_text())
-        assert carol["score"] == pytest.approx(FULL - 3.3)
-        assert "late penalty 3.3 points" in carol["output"]
-        assert carol["extra_data"]["late"]["penalty"] == 3.3
+        assert carol["score"] == pytest.approx(FULL - 4.2)
+        assert "late penalty 4.2 points" in carol["output"]
+        assert carol["extra_data"]["late"]["penalty"] == 4.2
         dave = json.loads((shown["gradescope"] / "dave" / "results.json").read_text())
         assert dave["score"] == BUGGY and "on time" in dave["output"]
         assert {test["visibility"] for test in dave["tests"]} == {"visible"}
@@ -256,7 +256,7 @@ class TestExchangeRoundTrip:
         _, shown = loop
         rows = {row["student_id"]: row for row in csv.DictReader(open(shown["csv"]))}
         assert (float(rows["carol"]["raw_score"]), float(rows["carol"]["late_submission_penalty"]),
-                float(rows["carol"]["score"])) == (FULL, 3.3, pytest.approx(FULL - 3.3))
+                float(rows["carol"]["score"])) == (FULL, 4.2, pytest.approx(FULL - 4.2))
         assert float(rows["carol"]["seconds_late"]) > 0 and float(rows["dave"]["seconds_late"]) == 0
 
     def test_an_extension_granted_after_grading_changes_only_the_penalty(self, loop):
@@ -309,5 +309,5 @@ def test_zip_collect_from_an_lms_download_feeds_autograde(tmp_path):
     graded = course.rlcourse("autograde ps1")
     assert "gina was not in the gradebook: added" in graded.stderr  # as nbgrader autograde adds them
     rows = export_rows(course)
-    # gina is 2 h 45 min late: three started hours, 30% of 33
-    assert {s: float(r["late_submission_penalty"]) for s, r in rows.items()} == {"frank": 0.0, "gina": 9.9}
+    # gina is 2 h 45 min late: three started hours, 30% of 42
+    assert {s: float(r["late_submission_penalty"]) for s, r in rows.items()} == {"frank": 0.0, "gina": 12.6}

@@ -45,17 +45,17 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     summary = result.stdout[result.stdout.index("Scores"):]
     for student in STUDENTS:
         assert student in summary
-    assert "33 / 33" in summary                             # ada
-    grace = row_of(summary, "grace")                        # 3 h 20 min late: 40% of 33 off
-    assert "19.8 / 33" in grace and "3 h 20 min" in grace and "-13.2" in grace
+    assert "42 / 42" in summary                             # ada
+    grace = row_of(summary, "grace")                        # 3 h 20 min late: 40% of 42 off
+    assert "25.2 / 42" in grace and "3 h 20 min" in grace and "-16.8" in grace
     alan = row_of(summary, "alan")                          # late, inside his extension
-    assert "25 / 33" in alan and "-13.2" not in alan
+    assert "34 / 42" in alan and "-16.8" not in alan
     assert "clip_without_min" in summary                    # alan's bug, named
     assert "every item (unreadable_notebook)" in row_of(summary, "edsger")
     ken = row_of(summary, "ken")
-    assert "33 / 33" not in ken and "training_not_improving" in ken
+    assert "42 / 42" not in ken and "training_not_improving" in ken
     assert "Traceback" not in result.stderr
-    assert "33 / 33" in row_of(summary, "linus")            # grace's notebook, disguised
+    assert "42 / 42" in row_of(summary, "linus")            # grace's notebook, disguised
     similarity = (demo / "reports/ps1/similarity.html").read_text()
     assert '<strong id="flagged-count">1</strong>' in similarity
     assert "<h3>1. grace and linus:" in similarity

@@ -12,7 +12,7 @@ An entry has the bank's format (rlcourse.course.bank: CELLS / EDITS / LOSES) plu
 * `LEFTOVER_MARKER`: an argument of processes the entry starts, none of which may outlive the run.
 
 For each isolation level the test checks: the grader exits 0 and grades every submission; each
-entry loses exactly its items with their tags; the honest students get 33/33 in `nbgrader
+entry loses exactly its items with their tags; the honest students get 42/42 in `nbgrader
 export`, one graded before the run (recorded, then never touched) and one after every hostile
 entry, and every other total in the gradebook is the one of the student's own report; no file of
 the course (a copy of graders/ solutions/ source/ release/, the course the grader runs in) nor
@@ -345,7 +345,7 @@ def test_entry_loses_exactly_its_items(graded, entry):
 
 def test_honest_students_keep_full_marks_and_no_other_grade_moves(graded):
     totals = nbgrader_export(graded["class_dir"], graded["course"])
-    assert totals["ada"] == 33.0 and totals["zoe"] == 33.0
+    assert totals["ada"] == 42.0 and totals["zoe"] == 42.0
     for entry in graded["entries"]:
         assert totals[entry.name] == ledger(graded, entry.name)["score"], entry.name
 

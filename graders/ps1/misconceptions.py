@@ -100,6 +100,65 @@ class Models:
         return models
 
 
+    # --- finite_horizon_values (exercise 6) -----------------------------------------------------
+    def finite_horizon(self, climb_cost, max_horizon) -> list:
+        """(tag, values) and (tag, actions) pairs: what each backward-induction bug returns."""
+        exact = self.exact
+        truth = exact.finite_horizon(climb_cost, max_horizon)
+        longer = exact.finite_horizon(climb_cost, max_horizon + 1)
+        shorter = tuple(np.concatenate((np.zeros_like(part[:1]), part[:-1])) for part in truth)
+        forms = [("fh_horizon_off_by_one", (longer[0][1:], longer[1][1:])),  # one backup too many
+                 ("fh_horizon_off_by_one", shorter),                         # row k holds V_{k-1}
+                 ("fh_goal_not_absorbing", _backward(climb_cost, max_horizon, absorbing=False)),
+                 ("fh_goal_step_charged", _backward(climb_cost, max_horizon, goal_charged=True)),
+                 ("fh_averages_actions", _backward(climb_cost, max_horizon, average=True))]
+        for discount in (0.99, 1.0):
+            values, actions = _stationary(climb_cost, discount)
+            for first in (np.zeros(GOAL + 1), values):
+                forms.append(("fh_infinite_horizon",
+                              (np.vstack([first] + [values] * max_horizon),
+                               np.vstack([np.zeros(GOAL, dtype=np.int64) if first is not values
+                                          else actions] + [actions] * max_horizon))))
+        return forms
+
+
+GOAL, LEFT_COST, GOAL_REWARD = 3, 0.01, 1.0
+
+
+def _backup(previous, climb_cost, *, absorbing=True, goal_charged=False, average=False, discount=1.0):
+    """One backup of the horizon exercise's values, right or with one bug."""
+    values = np.zeros(GOAL + 1)
+    actions = np.zeros(GOAL, dtype=np.int64)
+    for cell in range(GOAL if absorbing else GOAL + 1):
+        left = -LEFT_COST + discount * previous[max(cell - 1, 0)]
+        if cell + 1 >= GOAL:  # the move into (or, without absorption, within) the goal
+            right = GOAL_REWARD - (climb_cost if goal_charged else 0.0)
+            right += 0.0 if absorbing else discount * previous[GOAL]
+        else:
+            right = -climb_cost + discount * previous[cell + 1]
+        values[cell] = (left + right) / 2 if average else max(left, right)
+        if cell < GOAL:
+            actions[cell] = int(right > left)
+    return values, actions
+
+
+def _backward(climb_cost, max_horizon, **bug):
+    values, actions = [np.zeros(GOAL + 1)], [np.zeros(GOAL, dtype=np.int64)]
+    for _ in range(max_horizon):
+        row, moves = _backup(values[-1], climb_cost, **bug)
+        values.append(row)
+        actions.append(moves)
+    return np.stack(values), np.stack(actions)
+
+
+def _stationary(climb_cost, discount, sweeps=5000):
+    """Value iteration run to its fixed point: the infinite-horizon values (discounted or not)
+    and their greedy moves, the same for every row."""
+    values = np.zeros(GOAL + 1)
+    for _ in range(sweeps):
+        values, actions = _backup(values, climb_cost, discount=discount)
+    return values, actions
+
 # How each bug reads in a sentence: "... gave 0.41, which is what <phrase> gives".
 EXPLAIN = {
     "returns_not_reward_to_go": "crediting each action with the whole episode's return (or the reward so far)",
@@ -112,4 +171,9 @@ EXPLAIN = {
     "clip_param_ignored": "a clip of 0.2 instead of the one passed in",
     "dp_horizon_off_by_one": "backing up one step too many or too few",
     "dp_wrong_start_distribution": "averaging over the wrong start cells",
+    "fh_horizon_off_by_one": "backward induction whose row k holds the values of k + 1 or k - 1 steps left",
+    "fh_goal_not_absorbing": "backing up the goal cell like any other, so it keeps earning",
+    "fh_goal_step_charged": "charging the climb cost on the move into the goal as well",
+    "fh_averages_actions": "averaging the two moves (the uniform policy's values) instead of taking the max",
+    "fh_infinite_horizon": "the infinite-horizon values (value iteration to convergence) in every row",
 }

@@ -196,3 +196,33 @@ def surrogate_gradient(theta, records, method: str = "ppo", clip: float = 0.2) -
 def clipped_objective(ratio, advantage, clip: float = 0.2) -> np.ndarray:
     ratio = np.asarray(ratio, dtype=np.float64)
     return np.minimum(ratio * advantage, np.clip(ratio, 1 - clip, 1 + clip) * advantage)
+
+
+# --- the horizon exercise: optimal values when a right move costs more --------------------------
+LEFT_COST = -STEP_COST  # a left move (or a bump into the wall of cell 0) costs 0.01, as before
+
+
+def finite_horizon(climb_cost: float, max_horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal values and first moves by backward induction over the steps left.
+
+    values[k, c]: the largest expected reward still to come from cell c with k steps left
+    (values[0] = 0; the goal, column 3, is absorbing and worth 0). actions[k, c] for c < 3: the
+    optimal first move with k steps left (row 0, with no move left, is 0). Moving right costs
+    `climb_cost`, except the move into the goal, which pays GOAL_REWARD instead of any cost.
+    """
+    values = np.zeros((max_horizon + 1, GOAL + 1))
+    actions = np.zeros((max_horizon + 1, GOAL), dtype=np.int64)
+    for k in range(1, max_horizon + 1):
+        for cell in range(GOAL):
+            left = -LEFT_COST + values[k - 1, max(cell - 1, 0)]
+            right = GOAL_REWARD if cell + 1 == GOAL else -climb_cost + values[k - 1, cell + 1]
+            values[k, cell] = max(left, right)
+            actions[k, cell] = int(right > left)
+    return values, actions
+
+
+def flip_horizon(climb_cost: float, max_horizon: int, cell: int = 0) -> int | None:
+    """The fewest steps left at which the optimal first move from `cell` is right (None if never
+    within `max_horizon`); from then on it stays right, which tests/solutions check."""
+    _, actions = finite_horizon(climb_cost, max_horizon)
+    return next((k for k in range(1, max_horizon + 1) if actions[k, cell] == 1), None)

@@ -67,7 +67,7 @@ def graded_class(tmp_path_factory):
 class TestGradebook:
     def test_nbgrader_export_gives_the_hidden_graders_totals(self, graded_class):
         class_dir, _ = graded_class
-        assert nbgrader_export(class_dir) == {"ada": 33.0, "alan": 25.0, "edsger": 0.0}
+        assert nbgrader_export(class_dir) == {"ada": 42.0, "alan": 34.0, "edsger": 0.0}
 
     def test_each_test_cell_holds_the_total_of_its_items(self, graded_class):
         from nbgrader.api import Gradebook
@@ -112,7 +112,7 @@ class TestRerun:
         rlcourse(class_dir, "autograde", "ps1")
         shutil.copy(DEMO / "alan" / "ps1" / "ps1.ipynb", class_dir / "submitted" / "sam" / "ps1" / "ps1.ipynb")
         again = rlcourse(class_dir, "autograde", "ps1")
-        assert "1 graded" in again.stdout and nbgrader_export(class_dir) == {"sam": 25.0}
+        assert "1 graded" in again.stdout and nbgrader_export(class_dir) == {"sam": 34.0}
 
     def test_a_manual_grade_survives_a_forced_rerun(self, tmp_path):
         from nbgrader.api import Gradebook
@@ -128,8 +128,8 @@ class TestRerun:
             assert gradebook.find_grade("explain_clipping", "ps1", "ps1", "tia").manual_score == 1.5
             overridden = gradebook.find_grade("test_policy_loss", "ps1", "ps1", "tia")
             assert (overridden.manual_score, overridden.auto_score) == (12.0, 8.0)
-        # 25 automatic points, of which the policy_loss cell's 8 are overridden to 12, plus 1.5.
-        assert nbgrader_export(class_dir) == {"tia": 25.0 - 8.0 + 12.0 + 1.5}
+        # 34 automatic points, of which the policy_loss cell's 8 are overridden to 12, plus 1.5.
+        assert nbgrader_export(class_dir) == {"tia": 34.0 - 8.0 + 12.0 + 1.5}
 
 
 class TestNothingLost:
@@ -143,7 +143,7 @@ class TestNothingLost:
         resumed = rlcourse(class_dir, "autograde", "ps1")
         assert "1 graded" in resumed.stdout  # only c3 is graded; b2's grading was kept
         assert "1 re-recorded" in resumed.stdout and "1 unchanged" in resumed.stdout
-        assert nbgrader_export(class_dir) == {"a1": 33.0, "b2": 25.0, "c3": 11.0}
+        assert nbgrader_export(class_dir) == {"a1": 42.0, "b2": 34.0, "c3": 20.0}
 
     def test_kill_9_at_an_arbitrary_moment_then_resume(self, tmp_path):
         class_dir = make_class(tmp_path, {f"s{i}": name for i, name in enumerate(["ada", "alan", "ken", "grace"])})
@@ -162,7 +162,7 @@ class TestNothingLost:
         resumed = rlcourse(class_dir, "autograde", "ps1")
         assert "graded" in resumed.stdout
         assert {s: ledger_score(class_dir, s) for s in done} == kept
-        assert nbgrader_export(class_dir) == {"s0": 33.0, "s1": 25.0, "s2": 11.0, "s3": 33.0}
+        assert nbgrader_export(class_dir) == {"s0": 42.0, "s1": 34.0, "s2": 20.0, "s3": 42.0}
 
     def test_two_runs_at_once_leave_one_consistent_gradebook(self, tmp_path):
         class_dir = make_class(tmp_path, {"p": "ada", "q": "alan"})
@@ -173,7 +173,7 @@ class TestNothingLost:
         assert all(run.returncode == 0 for run in runs)
         assert any("waiting for it to finish" in err for _, err in outputs)
         assert any("2 unchanged" in out for out, _ in outputs)  # the second found the work done
-        assert nbgrader_export(class_dir) == {"p": 33.0, "q": 25.0}
+        assert nbgrader_export(class_dir) == {"p": 42.0, "q": 34.0}
 
 
 class TestBadInput:
@@ -215,9 +215,9 @@ class TestBadInput:
 
         result = rlcourse(class_dir, "autograde", "ps1")
         totals = nbgrader_export(class_dir)
-        assert totals["good"] == 33.0
-        assert totals["deleted_cells"] == totals["edited_metadata"] == totals["huge_output"] == 33.0
-        assert totals["two_notebooks"] == 33.0
+        assert totals["good"] == 42.0
+        assert totals["deleted_cells"] == totals["edited_metadata"] == totals["huge_output"] == 42.0
+        assert totals["two_notebooks"] == 42.0
         for student in ("truncated", "latin1", "empty", "renamed", "linked"):
             assert totals[student] == 0.0
         assert "with space" not in totals and "a..b" not in totals
@@ -240,7 +240,7 @@ class TestExport:
         class_dir, _ = graded_class
         folder = Path(rlcourse(class_dir, "export", "ps1", "--format", "gradescope").stdout.strip())
         results = json.loads((folder / "alan" / "results.json").read_text())
-        assert results["score"] == 25.0 and len(results["tests"]) == 18
+        assert results["score"] == 34.0 and len(results["tests"]) == 25
         failed = [t for t in results["tests"] if t["score"] < t["max_score"]]
         assert {t["tags"][0] for t in failed} == {"clip_without_min"}
         assert all(t["visibility"] == "visible" for t in results["tests"])
@@ -250,5 +250,5 @@ class TestExport:
         path = Path(rlcourse(class_dir, "export", "ps1", "--format", "csv").stdout.strip())
         rows = {row["student_id"]: row for row in csv.DictReader(open(path))}
         assert set(rows) == {"ada", "alan", "edsger"}
-        assert float(rows["alan"]["score"]) == 25.0 and float(rows["alan"]["max_score"]) == 35.0
+        assert float(rows["alan"]["score"]) == 34.0 and float(rows["alan"]["max_score"]) == 46.0
         assert float(rows["alan"]["policy_loss.ppo_value"]) == 0.0

@@ -15,7 +15,7 @@ from test_autograde import BIN, DEMO, ROOT, env, ledger_score, make_class, nbgra
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
 
 CLASS = {"ada": "ada", "alan": "alan", "ken": "ken", "edsger": "edsger"}
-EXPECTED = {"ada": 33.0, "alan": 25.0, "ken": 11.0, "edsger": 0.0}
+EXPECTED = {"ada": 42.0, "alan": 34.0, "ken": 20.0, "edsger": 0.0}
 
 
 class TestLocalWorkers:
@@ -43,10 +43,10 @@ class TestLocalWorkers:
         assert run.returncode == 1
         assert "1 graded" in run.stdout and "1 not graded" in run.stdout
         assert not (class_dir / "autograded" / "alan").exists()  # nothing written for alan
-        assert nbgrader_export(class_dir) == {"ada": 33.0}
+        assert nbgrader_export(class_dir) == {"ada": 42.0}
         again = rlcourse(class_dir, "autograde", "ps1")
         assert "1 graded" in again.stdout and "1 unchanged" in again.stdout
-        assert nbgrader_export(class_dir) == {"ada": 33.0, "alan": 25.0}
+        assert nbgrader_export(class_dir) == {"ada": 42.0, "alan": 34.0}
 
     def test_no_grading_process_outlives_a_killed_run(self, tmp_path):
         class_dir = make_class(tmp_path, CLASS)
@@ -129,7 +129,7 @@ class TestDask:
         class_dir = make_class(tmp_path, {"ada": "ada", "alan": "alan"})
         run = rlcourse(class_dir, "autograde", "ps1", "--backend", "dask", "--workers", "2")
         assert "embedded LocalCluster (2 workers)" in run.stderr
-        assert nbgrader_export(class_dir) == {"ada": 33.0, "alan": 25.0}
+        assert nbgrader_export(class_dir) == {"ada": 42.0, "alan": 34.0}
 
     def test_a_worker_killed_mid_task_loses_nothing_and_counts_nothing_twice(self, tmp_path):
         class_dir = make_class(tmp_path / "class", CLASS)
@@ -179,7 +179,7 @@ class TestDask:
             scores = {job.student: report.score for job, report in backend.grade(jobs)}
         finally:
             backend.close()
-        assert scores == {"ada": 33.0, "ken": 11.0, "unreadable": 0.0}
+        assert scores == {"ada": 42.0, "ken": 20.0, "unreadable": 0.0}
         assert unfinished_at_send == [0, 0, 0]
 
     def test_a_worker_whose_graders_changed_since_it_loaded_them_refuses(self, tmp_path):

@@ -189,7 +189,7 @@ def test_a_malformed_upload_gets_zero_and_a_readable_reason(autograder, ps1, cas
     assert results["score"] == 0
     assert results["output"].startswith("This upload could not be graded: ") and reason in results["output"]
     tests = item_tests(results)
-    assert len(tests) == 18 and sum(test["max_score"] for test in tests) == 33
+    assert len(tests) == 25 and sum(test["max_score"] for test in tests) == 42
     assert {test["score"] for test in tests} == {0} and {t["visibility"] for t in tests} == {"visible"}
     assert hidden_lines_in(results) == []
     assert time.monotonic() - started < 300
@@ -237,4 +237,4 @@ def test_setup_sh_installs_a_working_environment(ps1, tmp_path):
     (root / "submission" / "ps1.ipynb").write_bytes(notebook.read_bytes())
     subprocess.run(command, check=True, capture_output=True, timeout=900)
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == results["extra_data"]["max_score"] == 33  # ada is the reference
+    assert results["score"] == results["extra_data"]["max_score"] == 42  # ada is the reference

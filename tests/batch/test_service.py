@@ -88,7 +88,7 @@ def test_a_served_grade_is_the_report_grading_here_gives(socket_path):
         here, said_here = grade(socket_path, ADA, "--no-service", "--student", "ada")
         assert SERVED not in said_here
         assert comparable(served) == comparable(here)
-        assert served["score"] == served["max_score"] == 33.0
+        assert served["score"] == served["max_score"] == 42.0
         assert served["parameters"] == Course(ROOT).assignment("ps1").parameters("ada")
         assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
         assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
@@ -100,7 +100,7 @@ def test_a_served_grade_is_the_report_grading_here_gives(socket_path):
 def test_without_a_service_grade_works_alone(socket_path):
     report, said = grade(socket_path, ADA)
     assert SERVED not in said and "service" not in said
-    assert report["score"] == 33.0
+    assert report["score"] == 42.0
 
 
 def test_changed_graders_are_never_served_stale(tmp_path, socket_path):
@@ -138,7 +138,7 @@ def test_a_service_killed_mid_request_costs_nothing(socket_path):
     try:
         report, said = grade(socket_path, ADA)
         assert "grading here instead" in said
-        assert report["score"] == 33.0
+        assert report["score"] == 42.0
         assert service.wait(timeout=30) == -signal.SIGKILL
     finally:
         stop(service)

@@ -41,9 +41,9 @@ def test_ps1_cells_are_what_nbgrader_records_in_its_gradebook(tmp_path):
     assert {cell.grade_id: cell.points for cell in release.cells if cell.grade} == graded
     assert release.answer_ids == solutions
     assert {cell.grade_id for cell in release.cells if cell.locked} == locked
-    assert release.todo_ids == solutions - {"explain_clipping"}  # the prose answer is markdown
+    assert release.todo_ids == solutions - {"explain_clipping", "explain_flip_horizon"}  # prose answers
     assert set(release.given) == {"given_environment", "given_parameters", "given_training",
-                                  "example_training"}
+                                  "example_training", "horizon_run"}
     assert release.expected_ids == release.todo_ids | set(release.given)
     assert release.order[:4] == ["given_environment", "given_parameters", "returns_to_go",
                                  "test_returns_to_go"]

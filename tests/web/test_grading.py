@@ -22,8 +22,8 @@ from webserver import BIN, DEMO, Server, copy_course, environment, rlcourse, tok
 
 pytestmark = pytest.mark.slow
 
-ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 25 of 33
-ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 33 of 33
+ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 34 of 42
+ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 42 of 42
 
 
 def wait_for(server, token, submission_id, states, timeout=900):
@@ -70,7 +70,7 @@ def test_the_client_waits_and_prints_what_the_policy_shows_now(graded):
     assert returncode == 0, stderr
     report = json.loads(stdout)
     assert {"assignment", "score", "max_score", "items", "errors"} <= set(report)
-    assert (report["assignment"], report["score"], report["max_score"]) == ("ps1", 25.0, 33.0)
+    assert (report["assignment"], report["score"], report["max_score"]) == ("ps1", 34.0, 42.0)
     assert report["items"] == [] and report["level"] == "score"  # before the due date: the total only
 
 
@@ -96,7 +96,7 @@ def test_the_upload_is_in_nbgraders_layout_its_gradebook_and_the_history(graded)
     assert [path.read_bytes() for path in kept] == [ALAN.read_bytes()]
     with Gradebook(f"sqlite:///{server.class_dir / 'gradebook.db'}") as gradebook:
         submission = gradebook.find_submission("ps1", "ada")
-        assert (submission.score, submission.timestamp) == (25.0, stamp)
+        assert (submission.score, submission.timestamp) == (34.0, stamp)
     assert (server.class_dir / "feedback" / "ada" / "ps1" / "ps1.html").is_file()
     # Graded as the signed-in student: with ada's own parameters ([variants]), not the defaults.
     with sqlite3.connect(server.class_dir / "web.db") as db:
@@ -130,7 +130,7 @@ def test_another_student_sees_nothing_of_it_and_staff_see_everything(graded):
     assert server.api("/staff", cookie=alan)[0] == 403
     assert server.api(f"/api/submissions/{submission}", tokens["prof"])[1]["student"] == "ada"
     status, page, _ = server.api("/staff", cookie=server.login(tokens["prof"]))
-    assert status == 200 and "<td>ada</td>" in page and "<b>25</b>mean of 33" in page
+    assert status == 200 and "<td>ada</td>" in page and "<b>34</b>mean of 42" in page
     assert '<span class="tag">clip_without_min</span>' in page
 
 
@@ -139,7 +139,7 @@ def test_the_pages_show_the_state_and_the_feedback_at_the_policys_level(graded):
     ada = server.login(tokens["ada"])
     submission = server.api("/api/submissions", tokens["ada"])[1][0]["id"]
     status, page, _ = server.api(f"/submissions/{submission}", cookie=ada)
-    assert status == 200 and 'data-status="graded"' in page and "Score: 25 / 33" in page
+    assert status == 200 and 'data-status="graded"' in page and "Score: 34 / 42" in page
     assert 'http-equiv="refresh"' not in page  # it refreshes only while waiting
     status, feedback, _ = server.api(f"/submissions/{submission}/feedback", cookie=ada)
     assert status == 200 and "Only your total is shown for now" in feedback
@@ -182,7 +182,7 @@ def test_a_submission_interrupted_by_a_killed_service_is_graded_after_a_restart(
         started = time.monotonic()
         graded = wait_for(server, tokens["grace"], view["id"], ("graded", "failed"))
         print(f"graded {time.monotonic() - started:.0f} s after the restart")
-        assert graded["status"] == "graded" and graded["report"]["score"] == 33.0
+        assert graded["status"] == "graded" and graded["report"]["score"] == 42.0
         assert "queued again" in server.log.read_text()
     finally:
         server.stop()
@@ -265,7 +265,7 @@ def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_op
         alan.go(status_url)
         assert "no such submission" in alan.text()
         ada.wait("document.getElementById('status').dataset.status === 'graded'", timeout=900)
-        assert "Score: 25 / 33" in ada.text()
+        assert "Score: 34 / 42" in ada.text()
         ada.eval("document.getElementById('feedback-link').click()")
         ada.wait("location.pathname.endsWith('/feedback') && document.readyState === 'complete'")
         assert "clip_without_min" in ada.text()  # the default policy shows everything

@@ -12,6 +12,10 @@
   with epsilon taken from PARAMS under another name.
 * Exercise 5 takes the exact gradient with `jax.jacrev` (for a scalar function it is the
   gradient) and the sampled one by differentiating minus the loss.
+* Exercise 6 builds a float64 NumPy table of both moves' values, shape [2, 3] (move, cell), takes
+  the max and the argmax over the moves (axis 0; argmax keeps the first, left, on a tie) and
+  returns NumPy arrays; the prediction is an annotated assignment with a comment, and the
+  concept answers are capital letters with spaces around them.
 """
 CELLS = {
     "exercise_changed_seed": '''my_seed = int(PARAMS["seed"])
@@ -40,5 +44,23 @@ _, batch = rollout(z, jax.random.key(902), 32768, 8)
 sampled = jax.grad(lambda t: -policy_loss(t, batch, method='reinforce'))(z)
 exact = jax.jacrev(exact_return)(z)
 ''',
+    "finite_horizon_values": '''import numpy as np
+
+CLIMB_COST = 0.5325
+
+
+def finite_horizon_values(climb_cost, max_horizon=12):
+    values = np.zeros((max_horizon + 1, 4))
+    actions = np.zeros((max_horizon + 1, 3), dtype=np.int64)
+    for k in range(1, max_horizon + 1):
+        before = values[k - 1]
+        table = np.array([[-0.01 + before[0], -0.01 + before[0], -0.01 + before[1]],
+                          [-climb_cost + before[1], -climb_cost + before[2], 1.0]])
+        values[k, :3] = table.max(axis=0)
+        actions[k] = table.argmax(axis=0)
+    return values, actions
+''',
+    "predict_flip_horizon": "PREDICTED_FLIP_HORIZON: int = 7  # climbing nets 1 - 2c; waiting costs 0.01 a step\n",
+    "concept_checks": 'Q1_ANSWER = " B "\nQ2_ANSWER = "A"\nQ3_ANSWER = "C"\nQ4_ANSWER = " b"\n',
 }
 LOSES = {}

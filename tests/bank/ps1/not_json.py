@@ -21,4 +21,11 @@ LOSES = {item: "unreadable_notebook" for item in (
     "exercises.horizon_change",
     "exercises.clipping_signs",
     "exercises.sampled_vs_exact",
+    "horizon.values",
+    "horizon.first_moves",
+    "horizon.prediction",
+    "concepts.q1",
+    "concepts.q2",
+    "concepts.q3",
+    "concepts.q4",
 )}

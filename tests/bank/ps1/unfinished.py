@@ -1,12 +1,15 @@
-"""An unfinished submission: exact_return and the last two exercises still hold the release's
-stubs (`raise NotImplementedError()`); everything else is answered correctly.
+"""An unfinished submission: exact_return, exercises 4 and 5 and the function of exercise 6 still
+hold the release's stubs (`raise NotImplementedError()`); everything else is answered correctly,
+the prediction and the concept checks included.
 
 Calling exact_return raises NotImplementedError, and so does `train`, which evaluates every update
 with exact_return: the exact_return items and both training items say not_implemented. The
 notebook's own cells that need exact_return (the example training run, exercises 1 and 3) and the
 two stub exercise cells stop with that error before assigning their variables, so those exercise
 items find their names missing (missing_name). policy_loss, returns_to_go and the frozen-reference
-exercise do not depend on exact_return and keep their points.
+exercise do not depend on exact_return and keep their points. finite_horizon_values raises
+NotImplementedError (its two items say not_implemented); the prediction and the concept answers are
+read from what the cells say and keep theirs.
 """
 CELLS = {
     "exact_return": '''@partial(jax.jit, static_argnames=('horizon',))
@@ -29,8 +32,22 @@ raise NotImplementedError()''',
 _, batch = rollout(z, jax.random.key(902), 32768, 8)
 # YOUR CODE HERE
 raise NotImplementedError()''',
+    "finite_horizon_values": '''CLIMB_COST = 0.5325  # what a right move costs in this exercise (not the move into the goal)
+
+
+def finite_horizon_values(climb_cost, max_horizon=12):
+    """Optimal values and first moves by backward induction, when a right move costs climb_cost.
+
+    Returns (values, actions): values[k, c] is the largest expected reward still to come from cell c
+    with k steps left (shape [max_horizon + 1, 4]; row 0 and the goal column are 0); actions[k, c]
+    is the best first move from cell c with k steps left (shape [max_horizon + 1, 3]; row 0 is 0).
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()''',
 }
 LOSES = {
+    "horizon.values": "not_implemented",
+    "horizon.first_moves": "not_implemented",
     "exact_return.known_policies": "not_implemented",
     "exact_return.random_theta_horizons": "not_implemented",
     "exact_return.gradient": "not_implemented",

@@ -6,7 +6,7 @@ does not govern chmod: every later student of that process then lost every item
 
 Must happen: the chmods are refused (the worker's mounts are read-only outside its own tmpfs
 scratch, and the run's folder belongs to another user); this student keeps full marks, and `zoe`,
-graded after it, keeps 33/33. The answer is set first, so nothing is lost.
+graded after it, keeps 42/42. The answer is set first, so nothing is lost.
 """
 CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 import os as _os

@@ -7,7 +7,7 @@ Must happen: nothing of this reaches the class directory. Under bubblewrap it is
 under the rlimits fallback Landlock denies every path outside the worker's scratch directory and
 the read-only installation (file permissions cannot: the grader may run as root). The test
 checks the honest student's
-33/33 in `nbgrader export` and that every file of the class directory outside the hostile
+42/42 in `nbgrader export` and that every file of the class directory outside the hostile
 students' own outputs is unchanged. The answer is set first, so nothing is lost.
 """
 from pathlib import Path
