@@ -174,12 +174,17 @@ class Release:
         return problems
 
 
+RUBRIC_HEADING = re.compile(r"^\*\*Rubric\*\*", re.MULTILINE)
+"""Where a written answer's rubric starts in its solution region (rlcourse.course.rubrics)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Source:
     """The instructor's source notebook: the release with the answers in."""
 
     answers: dict[str, str]
-    """grade_id -> the instructor's answer of every solution cell, solution markers removed."""
+    """grade_id -> the instructor's answer of every solution cell, solution markers removed (and,
+    for a written answer, its rubric: a student's answer holds no rubric)."""
     regions: tuple[str, ...]
     """The text between every BEGIN SOLUTION and END SOLUTION marker, in order."""
 
@@ -189,6 +194,9 @@ class Source:
         answers, regions = {}, []
         for cell in notebook.cells:
             if is_solution(cell):
-                answers[cell.metadata.nbgrader["grade_id"]] = SOLUTION_MARKERS.sub("", cell.source)
+                answer = SOLUTION_MARKERS.sub("", cell.source)
+                if cell.cell_type == "markdown":  # the model answer, without the TA's rubric
+                    answer = RUBRIC_HEADING.split(answer, maxsplit=1)[0].rstrip() + "\n"
+                answers[cell.metadata.nbgrader["grade_id"]] = answer
             regions += SOLUTION_REGION.findall(cell.source)
         return cls(answers, tuple(regions))

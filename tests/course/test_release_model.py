@@ -109,3 +109,22 @@ def test_source_answers_drop_the_markers_and_regions_keep_only_the_answers():
     released = set(release.lines)
     assert any(line.strip() and line not in released for region in source.regions
                for line in region.splitlines())
+
+
+def test_a_written_answer_is_the_model_answer_without_its_rubric(tmp_path):
+    """The bank's reference student (and the demo built from it) answers as a student would: the
+    model answer, never the TA's rubric that follows it in the solution region."""
+    notebook = nbformat.v4.new_notebook(cells=[
+        _cell("markdown", "### BEGIN SOLUTION\nThe min removes the incentive.\n\n**Rubric** (1 point):\n"
+                          "* 1: names the min.\n### END SOLUTION", grade=True, solution=True,
+              grade_id="explain", points=1, locked=False),
+        _cell("code", "def f():\n    ### BEGIN SOLUTION\n    return 1  # **Rubric** in code stays\n"
+                      "    ### END SOLUTION", solution=True, grade_id="f", grade=False, locked=False),
+    ])
+    path = tmp_path / "source.ipynb"
+    nbformat.write(notebook, path)
+    answers = Source.read(path).answers
+    assert answers["explain"].strip() == "The min removes the incentive."
+    assert "**Rubric** in code stays" in answers["f"]
+    assert all("Rubric" not in answer for grade_id, answer in
+               Source.read(ROOT / "source" / "ps1" / "ps1.ipynb").answers.items() if grade_id.startswith("explain"))
