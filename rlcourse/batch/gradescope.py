@@ -287,7 +287,7 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
         with Grader(assignment, warm_cache=problem is None) as grader:
             if problem is None:
                 report = grader.grade(notebook, student=student)
-                problem = _unreadable_reason(report)
+                problem = report.unreadable_reason
                 if problem is None and student is None and assignment.variants.enabled:
                     report.errors.append(defaults_note(assignment.variants))
             else:
@@ -302,13 +302,6 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
     print(f"rlcourse: {results_path}: {results['score']} points in "
           f"{time.monotonic() - started:.1f} s", file=sys.stderr)
     return results
-
-
-def _unreadable_reason(report: Report) -> str | None:
-    """The reason a notebook could not be graded at all (every item `unreadable_notebook`)."""
-    if report.items and all(item.diagnosis == "unreadable_notebook" for item in report.items):
-        return report.errors[0] if report.errors else report.items[0].message
-    return None
 
 
 def warm(assignment_name: str, *, course_root: Path) -> None:

@@ -128,7 +128,7 @@ def grade(assignment, paths: list[Path], *, use_service: bool = True, strategy: 
                                    isolation=isolation, students=students[len(reports):])
     if assignment.variants.enabled:
         for report, student in zip(reports, students):
-            if not student:
+            if not student and report.unreadable_reason is None:  # nothing was judged by them
                 report.errors.append(defaults_note(assignment.variants))
     return reports
 

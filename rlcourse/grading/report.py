@@ -56,6 +56,14 @@ class Report:
     def failed(self) -> list[ItemResult]:
         return [item for item in self.items if not item.passed]
 
+    @property
+    def unreadable_reason(self) -> str | None:
+        """Why the notebook could not be graded at all (every item `unreadable_notebook`), or
+        None when it was graded."""
+        if self.items and all(item.diagnosis == "unreadable_notebook" for item in self.items):
+            return self.errors[0] if self.errors else self.items[0].message
+        return None
+
     def to_json(self) -> dict:
         return {"assignment": self.assignment, "score": self.score, "max_score": self.max_score,
                 "items": [item.to_json() for item in self.items], "errors": list(self.errors),
