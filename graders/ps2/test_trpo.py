@@ -25,7 +25,7 @@ def test_trpo_step(student, exact, models, explain, rng):
     for grad, fisher, delta in cases:
         what = f"trpo_step for a gradient of size {grad.size} with delta = {delta:g}"
         actual = as_array(student.call("trpo_step", grad, fisher, delta), what=what, shape=grad.shape)
-        evidence.compare(actual, exact.trpo_step(grad, fisher, delta), what=what,
+        evidence.compare(actual, exact.second_order_step(grad, fisher, delta), what=what,
                          models=models.trpo(grad, fisher, delta), explain=explain,
                          rtol=1e-6, atol=1e-9, see=SEE)
     evidence.conclude()

@@ -42,7 +42,7 @@ def gaussian_kl_by_quadrature(mu_p, std_p, mu_q, std_q, points=200001, width=14.
 
 
 # --- clipped surrogate --------------------------------------------------------------------------
-def trpo_step(grad, fisher, delta):
+def second_order_step(grad, fisher, delta):
     """TRPO's step to second order: maximise g's s subject to (1/2) s' F s <= delta, which is
     s = sqrt(2 delta / (g' F^-1 g)) F^-1 g (float64, by a linear solve)."""
     grad, fisher = np.asarray(grad, dtype=np.float64), np.asarray(fisher, dtype=np.float64)

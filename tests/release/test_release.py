@@ -86,7 +86,7 @@ def test_release_keeps_every_signature_and_stubs_every_body(assignment):
     assert set(release_cells) == set(source_cells)
     for grade_id, cell in release_cells.items():
         if cell.cell_type == "markdown":  # a written answer, graded by hand
-            assert cell.source == "YOUR ANSWER HERE", grade_id
+            assert cell.source.strip() == "YOUR ANSWER HERE", grade_id
             continue
         assert "raise NotImplementedError()" in cell.source, grade_id
         before_solution = source_cells[grade_id].source.split("### BEGIN SOLUTION")[0]
