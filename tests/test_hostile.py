@@ -23,7 +23,7 @@ of the hidden graders or solutions, unless the student's own notebook has it too
 attacks started is left running.
 
 So that both batches stay within a few minutes, the course copy lowers three of ps1's limits (see
-`TEST_LIMITS`): the endless loops cost seconds, not minutes, and the memory bomb fills 3 GB, not 6.
+`TEST_LIMITS`): the endless loops cost seconds, not minutes, and the memory bomb fills 2.5 GB, not 6.
 """
 import csv
 import hashlib
@@ -61,8 +61,11 @@ ATTACK_TEXT = ("planted", "changed by a student", "overwritten by another studen
 with one of the others appended to an existing file."""
 SECRET = "ROOT-ONLY-SECRET-4d1f9c outside every sandbox"
 """In `secret-outside-sandbox.txt` (mode 0600) of the course copy: it must appear in no output."""
-TEST_LIMITS = {"cell_seconds": 15.0, "call_seconds": 10.0, "memory_bytes": 3 << 30}
-"""ps1's limits in the course copy (ps1 itself: 120 s per cell, 20 s per call, 6 GB)."""
+TEST_LIMITS = {"cell_seconds": 15.0, "call_seconds": 30.0, "memory_bytes": 5 << 29}
+"""ps1's limits in the course copy (ps1 itself: 120 s per cell, 20 s per call, 6 GB). The call
+limit leaves the memory bomb room: a worker holds about 1.5 GB of address space before the bomb
+starts, and touching the last gigabyte took 8 to 16 s on this project's 2-core VMs (page faults
+there cost about 50 us each), which a 10 s call limit sometimes cut short."""
 MODES = [
     pytest.param("bwrap", marks=pytest.mark.skipif(
         not bwrap_status()[0], reason=f"bubblewrap cannot start here: {bwrap_status()[1]}")),

@@ -160,11 +160,11 @@ def test_two_students_are_graded_side_by_side_by_warm_processes(graded):
     done = {name: wait_for(server, tokens[name], view["id"], ("graded", "failed"), timeout=600)
             for name, (_, view, _) in uploads.items()}
     print(f"two gradings side by side, one process warm: {time.monotonic() - started:.1f} s")
-    assert {name: view["report"]["score"] for name, view in done.items()} == {"alan": 33.0, "grace": 25.0}
+    assert {name: view["report"]["score"] for name, view in done.items()} == {"alan": 42.0, "grace": 34.0}
     log = server.log.read_text()
     assert log.count("rlcourse web: grading process") == 2 and log.count("the reference in") == 1
     with Gradebook(f"sqlite:///{server.class_dir / 'gradebook.db'}") as gradebook:
-        assert [gradebook.find_submission("ps1", name).score for name in ("ada", "alan", "grace")] == [25, 33, 25]
+        assert [gradebook.find_submission("ps1", name).score for name in ("ada", "alan", "grace")] == [34, 42, 34]
 
 
 def test_a_submission_interrupted_by_a_killed_service_is_graded_after_a_restart(tmp_path):
@@ -228,7 +228,7 @@ def test_with_a_scheduler_the_gradings_run_on_the_dask_cluster(tmp_path):
             status, view, _ = server.upload(tokens["grace"], ALAN)
             assert status == 202
             graded = wait_for(server, tokens["grace"], view["id"], ("graded", "failed"), timeout=600)
-            assert graded["status"] == "graded" and graded["report"]["score"] == 25.0
+            assert graded["status"] == "graded" and graded["report"]["score"] == 34.0
             assert f"dask: grading on {address} (1 workers)" in server.log.read_text()
         finally:
             server.stop()

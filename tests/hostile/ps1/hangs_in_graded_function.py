@@ -2,7 +2,7 @@
 ignored or blocked: exact_return(horizon=5) (asked only by exact_return.random_theta_horizons)
 ignores SIGTERM, SIGINT, SIGHUP, SIGALRM and SIGXCPU, blocks what it can, then spins.
 
-Must happen: the grader stops waiting at the per-call wall clock (20 s for ps1, 10 s in the
+Must happen: the grader stops waiting at the per-call wall clock (20 s for ps1, 30 s in the
 test's copy of the course) and SIGKILLs the worker; that item is lost (`timeout`) and the next items run in a fresh worker.
 """
 EDITS = {"exact_return": [("    p_right = jax.nn.sigmoid(theta)\n",
