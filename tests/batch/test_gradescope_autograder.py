@@ -23,6 +23,11 @@ from rlcourse.course.submission import NotebookProblem, load_submission
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "submitted"
 STUDENTS = sorted(path.name for path in DEMO.iterdir() if (path / "ps1" / "ps1.ipynb").is_file())
+UPLOADS = ["barbara", "edsger", "grace", "ken"]
+"""The demo uploads run through the autograder one by one (each a whole run, about a minute):
+unfinished work, a file that is not a notebook, a correct notebook of another style in folders,
+the in-kernel cheat. ada's is run by the isolation test and alan's by the feedback-policy test;
+linus's is a disguised copy of grace's."""
 BEFORE_DUE = {"created_at": "2026-12-01T10:00:00-08:00",
               "assignment": {"due_date": "2026-12-10T23:00:00-08:00", "late_due_date": None}}
 AFTER_DUE = dict(BEFORE_DUE, created_at="2026-12-11T09:00:00-08:00")
@@ -108,7 +113,7 @@ def hidden_lines_in(results: dict, notebook: Path | None = None) -> list[str]:
     return sorted(line for line in lines if line in text and line not in own)
 
 
-@pytest.mark.parametrize("student", STUDENTS)
+@pytest.mark.parametrize("student", UPLOADS)
 def test_each_demo_upload_gets_the_points_and_diagnoses_rlcourse_grade_gives(autograder, reference_reports,
                                                                                student):
     """Same points per item, same diagnoses, the isolation in force, nothing hidden; one upload
@@ -175,14 +180,12 @@ def zipped_folder(notebook: bytes) -> bytes:
     ("nothing", "the upload is empty"),
     ("two notebooks", "the upload holds 2 notebooks (ps1 (1).ipynb, ps1.ipynb)"),
     ("a zip of a folder", "only the archive ps1.zip"),
-    ("not JSON", "ps1.ipynb is not valid JSON"),
     ("50 MB", "ps1.ipynb is 50 MB, more than the 25 MB"),
 ])
 def test_a_malformed_upload_gets_zero_and_a_readable_reason(autograder, ps1, case, reason):
     ada = (DEMO / "ada" / "ps1" / "ps1.ipynb").read_bytes()
     files = {"nothing": {}, "two notebooks": {"ps1.ipynb": ada, "ps1 (1).ipynb": ada},
              "a zip of a folder": {"ps1.zip": zipped_folder(ada)},
-             "not JSON": {"ps1.ipynb": b'{"cells": [{"cell_type": "code", "sour'},
              "50 MB": {"ps1.ipynb": big_notebook(ps1)}}[case]
     started = time.monotonic()
     results = run_autograder(autograder, files)
