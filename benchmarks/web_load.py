@@ -39,7 +39,18 @@ from rlcourse.web.tokens import issue_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-DEMO = sorted((ROOT / "demo" / "submitted").glob("*/ps1/ps1.ipynb"))
+
+
+def _is_notebook(path: Path) -> bool:
+    try:
+        json.loads(path.read_text())
+    except ValueError:
+        return False
+    return True
+
+
+DEMO = [path for path in sorted((ROOT / "demo" / "submitted").glob("*/ps1/ps1.ipynb")) if _is_notebook(path)]
+"""The demo's notebooks that are notebooks (edsger's is refused at upload, never graded)."""
 
 
 def copy_course(target: Path) -> None:
