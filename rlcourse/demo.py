@@ -94,10 +94,16 @@ def prepare_gradebook(class_dir, assignment) -> None:
     class's gradebook (`nbgrader db assignment add ps1 --duedate=...`, `grant_extension`)."""
     from nbgrader.api import Gradebook
 
-    from rlcourse.record.gradebook import ensure_assignment_in_gradebook, nbgrader_on_path
+    from rlcourse.record.gradebook import GradebookOutOfDate, ensure_assignment_in_gradebook, nbgrader_on_path
 
     nbgrader_on_path()
-    ensure_assignment_in_gradebook(class_dir.db_url, assignment)
+    try:
+        ensure_assignment_in_gradebook(class_dir.db_url, assignment)
+    except GradebookOutOfDate:  # the demo's gradebook is made by this demo: make it again
+        print(f"The demo's gradebook was made from an older release of {assignment.name}: "
+              "starting it again.", file=sys.stderr)
+        (class_dir.root / "gradebook.db").unlink()
+        ensure_assignment_in_gradebook(class_dir.db_url, assignment)
     with Gradebook(class_dir.db_url) as gradebook:
         gradebook.update_or_create_assignment(assignment.name, duedate=DUE_DATE)
         for student, duration in EXTENSIONS.items():

@@ -62,6 +62,15 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     assert '<tr class="borrowed"><td>linus</td><td>grace</td>' in similarity  # grace's parameters
     assert similarity.count('<tr class="borrowed">') == 1
 
+    # A gradebook lost (or made again) after grading: the next run grades nothing and records
+    # every ledger's report into it again, penalty and all.
+    (demo / "gradebook.db").unlink()
+    again = subprocess.run([RLCOURSE, "demo"], cwd=course.root, capture_output=True, text=True,
+                           check=True, timeout=900)
+    assert "graded" not in again.stdout.split("submissions in")[1].split("\n")[0].replace("not graded", "")
+    grace = row_of(again.stdout[again.stdout.index("Scores"):], "grace")
+    assert "25.2 / 42" in grace and "-16.8" in grace
+
 
 def test_the_demo_marks_fit_explain_clippings_rubric(ps1_with_rubric):
     """demo/ta-marks.csv reads against the rubric ps1's author writes (2 criteria of 1 point)."""

@@ -215,17 +215,16 @@ def _grade_changed(class_dir: ClassDirectory, assignment: Assignment, to_grade: 
 def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,
           status: str, *, policy: LatePolicy, stamps: dict, saved: dict | None = None,
           gradebook=None) -> Outcome:
-    """Record a report in the gradebook unless the ledger says it already is (an unchanged one
-    gets only its timestamp and late penalty brought up to date: an extension granted since, a
-    changed policy), then make sure the autograded notebook and the feedback page reflect it."""
+    """Record a report in the gradebook (an unchanged one too: its scores, timestamp and late
+    penalty are brought up to date: an extension granted since, a changed policy, a gradebook
+    made again), then make sure the autograded notebook and the feedback page reflect it."""
     timestamp, warning = stamps.get(entry.student, (None, None))
+    # An unchanged report's scores are written again too (the same values, in the same commit):
+    # a gradebook made again, or restored from an older copy, gets them back from the ledger.
+    timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
+                                 timestamp=timestamp, policy=policy, gradebook=gradebook)
     if status != "unchanged":
-        timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
-                                     timestamp=timestamp, policy=policy, gradebook=gradebook)
         crash_point("recorded", entry.student)
-    else:
-        timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, None,
-                                     timestamp=timestamp, policy=policy, gradebook=gradebook)
     timing = dataclasses.replace(timing, warning=warning)
     if status != "unchanged" or (saved or {}).get("timing") != timing.to_json():
         if status == "unchanged":

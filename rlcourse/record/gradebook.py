@@ -11,7 +11,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from rlcourse.course.directory import Assignment
+from rlcourse.course.directory import Assignment, CourseError
 from rlcourse.grading.report import Report
 
 def nbgrader_on_path() -> None:
@@ -37,9 +37,17 @@ def _sqlalchemy_warning():
     return SAWarning
 
 
+class GradebookOutOfDate(CourseError):
+    """The gradebook's cells for an assignment are not the release's, and nbgrader cannot change
+    them because submissions are recorded against the old ones."""
+
+
 def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
     """Create the assignment, its notebook and its cells in the gradebook from the release, as
-    `nbgrader generate_assignment` would (nbgrader's own SaveCells preprocessor), if missing."""
+    `nbgrader generate_assignment` would (nbgrader's own SaveCells preprocessor), and bring them
+    up to date when the release changed: otherwise the scores of a new test cell would have no
+    row to go in, and the totals and the late penalty would be taken over the old cells. nbgrader
+    refuses to add or remove cells once submissions are recorded; that is GradebookOutOfDate."""
     from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.preprocessors import SaveCells
 
@@ -47,16 +55,29 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
 
     nbgrader_on_path()
     notebook_id = Path(assignment.notebook).stem
+    release = Release.read(assignment.release_notebook).notebook()
+    wanted = {cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader.get("points", 0))
+              for cell in release.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")}
     with Gradebook(db_url) as gradebook:
         gradebook.update_or_create_assignment(assignment.name)
         try:
-            gradebook.find_notebook(notebook_id, assignment.name)
-            return
+            notebook = gradebook.find_notebook(notebook_id, assignment.name)
+            held = {cell.name: float(cell.max_score) for cell in notebook.grade_cells}
+            if held == wanted:
+                return
         except MissingEntry:
-            pass
-    SaveCells().preprocess(Release.read(assignment.release_notebook).notebook(),
-                           {"nbgrader": {"db_url": db_url, "assignment": assignment.name,
-                                         "notebook": notebook_id}})
+            held = None
+    try:
+        SaveCells().preprocess(release, {"nbgrader": {"db_url": db_url, "assignment": assignment.name,
+                                                      "notebook": notebook_id}})
+    except RuntimeError as error:  # nbgrader: "Cannot add or remove cells ... submissions"
+        held = held or {}
+        raise GradebookOutOfDate(
+            f"the gradebook's {assignment.name} was made from an older release (test cells added "
+            f"since: {', '.join(sorted(set(wanted) - set(held))) or 'none'}; removed: "
+            f"{', '.join(sorted(set(held) - set(wanted))) or 'none'}), and nbgrader cannot change "
+            f"its cells once submissions are recorded ({error}). Grade the new release in a new "
+            "gradebook, or release it under a new assignment name") from None
 
 
 def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report | None,

@@ -187,3 +187,43 @@ def test_a_raising_plugin_stops_autograde_before_any_grade_is_written(tmp_path):
         with Gradebook(ClassDirectory(folder).db_url) as book:
             assert [student.id for student in book.students] == []
     assert not (folder / "autograded").exists()
+
+
+def _an_older_release(ps1, folder: Path):
+    """ps1 as it was before a test cell was added: the release without its last graded cell (as
+    much of an Assignment as the gradebook reads)."""
+    import types
+
+    import nbformat
+
+    notebook = nbformat.read(ps1.release_notebook, as_version=4)
+    graded = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade")
+              and cell.cell_type == "code"]
+    notebook.cells.remove(graded[-1])
+    path = folder / "older" / "ps1.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    older = types.SimpleNamespace(name=ps1.name, notebook=ps1.notebook, release_notebook=path)
+    return older, graded[-1].metadata.nbgrader["grade_id"]
+
+
+class TestAChangedRelease:
+    def test_without_submissions_the_gradebook_takes_the_new_cells(self, tmp_path, ps1):
+        from nbgrader.api import Gradebook
+
+        older, added = _an_older_release(ps1, tmp_path)
+        class_dir = ClassDirectory(tmp_path)
+        ensure_assignment_in_gradebook(class_dir.db_url, older)
+        ensure_assignment_in_gradebook(class_dir.db_url, ps1)
+        with Gradebook(class_dir.db_url) as book:
+            assert added in {cell.name for cell in book.find_notebook("ps1", "ps1").grade_cells}
+
+    def test_with_submissions_it_is_refused_by_name_not_recorded_into_the_old_cells(self, tmp_path, ps1):
+        from rlcourse.record.gradebook import GradebookOutOfDate
+
+        older, added = _an_older_release(ps1, tmp_path)
+        class_dir = ClassDirectory(tmp_path)
+        ensure_assignment_in_gradebook(class_dir.db_url, older)
+        record_in_gradebook(class_dir.db_url, older, "alan", report_scoring(ps1, 16.0))
+        with pytest.raises(GradebookOutOfDate, match=f"test cells added since: {added}"):
+            ensure_assignment_in_gradebook(class_dir.db_url, ps1)
