@@ -107,18 +107,16 @@ class TestRerun:
         forced = rlcourse(class_dir, "autograde", "ps1", "--student", "ada", "--force")
         assert "1 graded" in forced.stdout
 
-    def test_a_changed_submission_is_graded_again(self, tmp_path):
-        class_dir = make_class(tmp_path, {"sam": "ada"})
-        rlcourse(class_dir, "autograde", "ps1")
-        shutil.copy(DEMO / "alan" / "ps1" / "ps1.ipynb", class_dir / "submitted" / "sam" / "ps1" / "ps1.ipynb")
-        again = rlcourse(class_dir, "autograde", "ps1")
-        assert "1 graded" in again.stdout and nbgrader_export(class_dir) == {"sam": 34.0}
-
-    def test_a_manual_grade_survives_a_forced_rerun(self, tmp_path):
+    def test_a_changed_submission_is_graded_again_and_a_manual_grade_survives_a_forced_rerun(self, tmp_path):
+        """One class, three runs: a changed notebook is graded again without --force; the TA's
+        manual scores (a written answer, an override of a test cell) survive a forced rerun."""
         from nbgrader.api import Gradebook
 
-        class_dir = make_class(tmp_path, {"tia": "alan"})
+        class_dir = make_class(tmp_path, {"tia": "ada"})
         rlcourse(class_dir, "autograde", "ps1")
+        shutil.copy(DEMO / "alan" / "ps1" / "ps1.ipynb", class_dir / "submitted" / "tia" / "ps1" / "ps1.ipynb")
+        again = rlcourse(class_dir, "autograde", "ps1")
+        assert "1 graded" in again.stdout and nbgrader_export(class_dir) == {"tia": 34.0}
         with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:
             gradebook.find_grade("explain_clipping", "ps1", "ps1", "tia").manual_score = 1.5
             gradebook.find_grade("test_policy_loss", "ps1", "ps1", "tia").manual_score = 12.0
