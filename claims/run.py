@@ -11,6 +11,8 @@ Usage: python claims/run.py [ps2] [ps3]      (all when none is named; minutes, s
 """
 from __future__ import annotations
 
+import ast
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -47,6 +49,36 @@ def run_cell(namespace: dict, assignment: str, grade_id: str) -> None:
     raise LookupError(f"{assignment}: no cell {grade_id!r}")
 
 
+def assigned(namespace: dict, assignment: str, grade_id: str, name: str):
+    """Runs only the top-level `name = ...` statements of one of the source notebook's cells in
+    `namespace` and returns the value: a lab's table of variants, without the runs that follow it."""
+    for cell in nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4).cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            body = [statement for statement in ast.parse(cell.source).body if isinstance(statement, ast.Assign)
+                    and any(isinstance(target, ast.Name) and target.id == name for target in statement.targets)]
+            exec(compile(ast.Module(body=body, type_ignores=[]), f"{assignment}:{grade_id}", "exec"), namespace)
+            return namespace[name]
+    raise LookupError(f"{assignment}: no cell {grade_id!r}")
+
+
+@contextlib.contextmanager
+def gradient_norms(torch):
+    """Records the global gradient norm (before clipping) of every torch.nn.utils.clip_grad_norm_
+    call made inside the block; the clip acts as before."""
+    calls, clip = [], torch.nn.utils.clip_grad_norm_
+
+    def recording(parameters, max_norm, *args, **kwargs):
+        norm = clip(parameters, max_norm, *args, **kwargs)
+        calls.append(float(norm))
+        return norm
+
+    torch.nn.utils.clip_grad_norm_ = recording
+    try:
+        yield calls
+    finally:
+        torch.nn.utils.clip_grad_norm_ = clip
+
+
 def prose(assignment: str) -> str:
     """The source notebook's markdown, with line breaks folded, as a reader reads it."""
     notebook = nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
@@ -69,34 +101,95 @@ class Claims:
             self.failed.append(about or quote)
 
 
+# The near miss of Part 5: the lab's run with only the learning rate changed, to this.
+PS2_LARGE_LR = 3e-2
+
+
 def ps2() -> list[str]:
     ns = notebook_namespace("ps2", "ppo_update")
-    lab, replace = ns["LAB"], ns["dataclasses"].replace
-    variants = {"standard": lab, "no clip": replace(lab, surrogate="unclipped"),
-                "clip without min": replace(lab, surrogate="clip_only"), "lambda = 1": replace(lab, lam=1.0),
-                "K = 1": replace(lab, epochs=1), "no entropy": replace(lab, c2=0.0),
-                "wrong bootstrap": replace(lab, wrong_bootstrap=True)}
-    kl, clip, ret = ({name: [] for name in variants} for _ in range(3))
+    torch, lab = ns["torch"], ns["LAB"]
+    exact = load_exact("ps2")
+    variants = {"standard": lab, **assigned(ns, "ps2", "break_it_lab", "VARIANTS")}
+    runs = {**variants, "large learning rate": ns["dataclasses"].replace(lab, lr=PS2_LARGE_LR)}
+    kl, clip, ret, first, entropy, shortened, shrink = ({name: [] for name in runs} for _ in range(7))
     for seed in PS2_SEEDS:
-        for name, config in variants.items():
-            history = ns["train"](config, seed=seed)[0]
+        for name, config in runs.items():
+            with gradient_norms(torch) as calls:
+                history = ns["train"](config, seed=seed)[0]
+            norms = np.array(calls)
             kl[name].append(float(history["approx_kl"].mean()))
             clip[name].append(float(history["clip_fraction"].mean()))
             ret[name].append(float(history["return"][-1]))
-    ratio = {name: np.array(kl[name]) / np.array(kl["standard"]) for name in variants}
+            first[name].append(float(history["return"][0]))
+            entropy[name].append(float(history["entropy"][-1]))
+            # The share of gradient steps the lab's norm clip shortened (in the row without it: would
+            # have shortened), and the median factor it shortened them by.
+            over = norms > lab.max_norm
+            shortened[name].append(float(over.mean()))
+            shrink[name].append(float(np.median(lab.max_norm / norms[over])) if over.any() else 1.0)
+    ratio = {name: np.array(kl[name]) / np.array(kl["standard"]) for name in runs}
     show = lambda name: (f"{name}: KL / standard per seed {np.round(ratio[name], 2).tolist()}, "
                          f"clip fraction {np.round(clip[name], 3).tolist()}")
-    for name in variants:
-        print(f"      [{name}] final return per seed {np.round(ret[name], 3).tolist()}; {show(name)}")
+    for name in runs:
+        print(f"      [{name}] final return per seed {np.round(ret[name], 3).tolist()}; {show(name)}; "
+              f"final entropy {np.round(entropy[name], 3).tolist()}; steps the norm clip shortened "
+              f"{np.round(shortened[name], 3).tolist()}, by a median factor {np.round(shrink[name], 3).tolist()}")
     claims = Claims("ps2")
     above = lambda name: np.array(ret[name]) > np.array(ret["standard"])
     claims.check("the no-entropy row ended above the standard one on some seeds and below it on others",
                  0 < above("no entropy").sum() < len(PS2_SEEDS), f"above on {above('no entropy').tolist()}")
     claims.check("the clip-without-min row, a broken variant, ended above the standard run on every one of them",
                  all(above("clip without min")), f"above on {above('clip without min').tolist()}")
-    exact = load_exact("ps2")
-    outside = {name: ratio[name].round(2).tolist() for name, band in exact.BREAK_IT_KL.items()
-               if not all((ratio[name] > exact.KL_BANDS[band][0]) & (ratio[name] < exact.KL_BANDS[band][1]))}
+    # Part 5's near miss: the learning rate alone.
+    big, std = "large learning rate", "standard"
+    steps = lab.epochs * lab.num_envs * lab.horizon // lab.minibatch
+    claims.check("One update of `LAB` is 40 such steps (10 epochs of 4 minibatches of 32).",
+                 steps == 40 and lab.epochs == 10 and lab.minibatch == 32, f"{steps} steps per update")
+    claims.check("from 10⁻³ to 3·10⁻² (thirty times larger: `dataclasses.replace(LAB, lr=3e-2)`)",
+                 lab.lr == 1e-3 and PS2_LARGE_LR == 3e-2, f"LAB.lr {lab.lr}, the near miss's {PS2_LARGE_LR}")
+    claims.check("the mean approximate KL per update was more than 9 times the standard run's (more than 100 "
+                 "times on three of them)", all(ratio[big] > 9) and (ratio[big] > 100).sum() == 3,
+                 f"KL / standard per seed {np.round(ratio[big], 1).tolist()}")
+    claims.check("the mean clip fraction was above 0.45 (the standard runs: below 0.3)",
+                 min(clip[big]) > 0.45 and max(clip[std]) < 0.3,
+                 f"clip fraction {np.round(clip[big], 3).tolist()}, standard {np.round(clip[std], 3).tolist()}")
+    start = float(torch.distributions.Normal(0.0, ns["make_agent"](0)[1].detach().exp()).entropy().sum())
+    claims.check("a final entropy above 1.6, from 0.84 at the start, where every standard run ended below 0.84",
+                 min(entropy[big]) > 1.6 and round(start, 2) == 0.84 and max(entropy[std]) < start,
+                 f"final entropy {np.round(entropy[big], 3).tolist()}, at the start {start:.4f}, "
+                 f"standard {np.round(entropy[std], 3).tolist()}")
+    collapsed = np.array(ret[big]) < -6
+    claims.check("on three of the five seeds the run ended worse than the untrained policy, below −6, while on "
+                 "the other two it ended above the standard run",
+                 collapsed.sum() == 3 and all(np.array(ret[big])[collapsed] < np.array(first[big])[collapsed])
+                 and all(above(big)[~collapsed]),
+                 f"final return per seed {np.round(ret[big], 3).tolist()}, untrained {np.round(first[big], 3).tolist()}, "
+                 f"standard {np.round(ret[std], 3).tolist()}")
+    # Part 7's reading of the two rows that change the gradient's scale.
+    heavy, raw = "value loss dominates", "no gradient clipping"
+    claims.check("(c₁ = 5 instead of 0.5): the loss is one sum", variants[heavy].c1 == 5 and lab.c1 == 0.5
+                 and all(config.c1 == lab.c1 for name, config in variants.items() if name != heavy)
+                 and variants[raw].max_norm == float("inf"),
+                 f"c1: LAB {lab.c1}, {heavy} {variants[heavy].c1}; max_norm of {raw}: {variants[raw].max_norm}")
+    claims.check("the norm clip already shortens more than 97 % of the standard run's gradient steps, to less "
+                 "than a third of their length (the median over each run); with c₁ = 5 it shortens every one "
+                 "of them, to less than a tenth",
+                 min(shortened[std]) > 0.97 and max(shrink[std]) < 1 / 3 and min(shortened[heavy]) == 1.0
+                 and max(shrink[heavy]) < 0.1,
+                 f"standard: shortened {np.round(shortened[std], 3).tolist()}, median factor "
+                 f"{np.round(shrink[std], 3).tolist()}; c1 = {variants[heavy].c1}: shortened "
+                 f"{np.round(shortened[heavy], 3).tolist()}, median factor {np.round(shrink[heavy], 3).tolist()}")
+    claims.check("On seeds 0–4 each of these two rows ended with a return above the standard run's on some seeds "
+                 "and below it on others", all(0 < above(name).sum() < len(PS2_SEEDS) for name in (heavy, raw)),
+                 f"above on: {heavy} {above(heavy).tolist()}, {raw} {above(raw).tolist()}")
+    claims.check(None, set(variants) - {"standard"} == set(exact.BREAK_IT_KL),
+                 f"lab rows {sorted(set(variants) - {'standard'})}",
+                 about="the lab's rows (the notebook's VARIANTS) are the variants the prediction grades "
+                       "(solutions/ps2/exact.py BREAK_IT_KL)")
+    inside = lambda name, band: name in ratio and all((ratio[name] > exact.KL_BANDS[band][0])
+                                                      & (ratio[name] < exact.KL_BANDS[band][1]))
+    outside = {name: ratio[name].round(2).tolist() if name in ratio else "not in the lab"
+               for name, band in exact.BREAK_IT_KL.items() if not inside(name, band)}
     claims.check("each variant's KL column lands in the same one of the four bands of your prediction on "
                  "every one of seeds 0–4", not outside,
                  "; ".join(map(show, variants)) + f"; outside the band of BREAK_IT_KL: {outside}",

@@ -9,6 +9,8 @@ KL_PREDICTION: dict = {
     'lambda = 1': 'about the same',
     'clip without min': 'LARGER',
     'no clip': 'much larger',
+    'no gradient clipping': 'About The Same',  # Adam's steps ignore the gradient's scale
+    "value loss dominates": 'about the same',
 }
 """}
 LOSES = {}
