@@ -4,7 +4,9 @@ Only what a student wrote is compared. From each submission we keep the solution
 and the written answers (nbgrader's solution cells, code and markdown), minus every line of the
 released cell they replace (the signature, the docstring, `# YOUR CODE HERE`, given set-up
 lines), plus any code cell the student added, minus lines found anywhere in the release. Locked
-and test cells are dropped. Shared scaffolding therefore never counts.
+and test cells are dropped. Shared scaffolding therefore never counts, and neither do cells that
+only set names to literals (the answers to predictions and concept checks, which every student
+who chose right writes alike).
 
 That text is fingerprinted by copydetect (the winnowing algorithm of MOSS: Schleimer, Wilkerson
 and Aiken, SIGMOD 2003): Pygments tokenises it, every name becomes one symbol and comments and
@@ -126,6 +128,31 @@ class StudentCode:
         return "".join(f"{section.text}\n\n" for section in parts)
 
 
+def only_literal_answers(code: str) -> bool:
+    """A cell that only sets names to literals (`KL_PREDICTION = {...}`, `CONCEPT_X = "b"`): the
+    answer to a prediction or a concept check, chosen from the options the notebook gives, which
+    every student who chose right writes alike. It is no evidence of copying, so it is not
+    compared (a cell with no statement at all is empty, not an answer)."""
+    import ast
+
+    try:
+        statements = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return False
+    for statement in statements:
+        if isinstance(statement, ast.Assign):
+            value = statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            value = statement.value
+        else:
+            return False
+        try:
+            ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return bool(statements)
+
+
 def _text(source) -> str:
     return "".join(str(part) for part in source) if isinstance(source, list) else str(source)
 
@@ -137,7 +164,9 @@ def student_code(student: str, path: Path, release: Release) -> StudentCode:
     for cell in submission.cells:
         if cell.grade_id in release.answers or cell.grade_id is None:
             label = cell.grade_id or f"cell {cell.index + 1}"
-            sections.append(Section(label, "code", release.written(cell.grade_id, cell.source)))
+            written = release.written(cell.grade_id, cell.source)
+            if not only_literal_answers(written):
+                sections.append(Section(label, "code", written))
     # Markdown answers: load_submission has checked the file is a readable version 4 notebook
     # (or raised); an older one has no nbgrader markdown answers worth the upgrade here.
     notebook = json.loads(Path(path).read_bytes())

@@ -352,3 +352,20 @@ def test_similarity_page_renders_in_headless_chromium(copied_class, tmp_path, ch
         colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
     assert len(colours) > 50, "the screenshot is blank or nearly one colour"
     assert max(colours)[0] / (1200 * 1600) < 0.9, "the page did not render"
+
+
+@pytest.mark.parametrize("code, answers_only", [
+    ('KL_PREDICTION = {"no clip": "much larger"}\n', True),
+    ("CONCEPT_A: str = 'b'  # a comment\nCONCEPT_B = 0.02\n", True),
+    ("x = [1, 2]\ny = x\n", False),                      # a name, not a literal
+    ("def f():\n    return 1\n", False),
+    ("CONCEPT_A = 'b'\nprint(CONCEPT_A)\n", False),
+    ("", False),
+    ("KL = {'a': \n", False),                            # not Python
+])
+def test_a_cell_of_literal_answers_is_not_compared(code, answers_only):
+    """Every student who chose right writes a prediction's or a concept check's answers alike:
+    with eight predictions, ps2's other-form entry and the reference scored 0.42 on that cell."""
+    from rlcourse.report.similarity import only_literal_answers
+
+    assert only_literal_answers(code) is answers_only
