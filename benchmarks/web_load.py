@@ -34,6 +34,8 @@ import urllib.request
 from pathlib import Path
 
 from rlcourse.course.class_directory import ClassDirectory
+from rlcourse.course.directory import Course
+from rlcourse.demo import STUDENTS, demo_notebooks
 from rlcourse.web.client import multipart
 from rlcourse.web.tokens import issue_tokens
 
@@ -41,16 +43,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def _is_notebook(path: Path) -> bool:
-    try:
-        json.loads(path.read_text())
-    except ValueError:
-        return False
-    return True
-
-
-DEMO = [path for path in sorted((ROOT / "demo" / "submitted").glob("*/ps1/ps1.ipynb")) if _is_notebook(path)]
-"""The demo's notebooks that are notebooks (edsger's is refused at upload, never graded)."""
+DEMO = [path for student, path in demo_notebooks(Course(ROOT)).items() if STUDENTS[student] != "not_json"]
+"""The demo's notebooks that are notebooks (edsger's is refused at upload, never graded), as
+benchmarks/grade_throughput.py picks them."""
 
 
 def copy_course(target: Path) -> None:
