@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from course_copy import copy_course
 from test_autograde import BIN, DEMO, ROOT, env, ledger_score, make_class, nbgrader_export, rlcourse
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
@@ -206,13 +207,3 @@ class TestDask:
                 backends._DASK_GRADERS.pop(key)[0].close()
 
 
-def copy_course(target: Path) -> Path:
-    """The course's ps1 (graders, release, source, solutions) in a folder a test may edit."""
-    import shutil
-
-    target.mkdir(parents=True)
-    shutil.copy(ROOT / "nbgrader_config.py", target)
-    for folder in ("graders", "release", "source", "solutions"):
-        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    return target

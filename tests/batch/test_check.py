@@ -10,20 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from course_copy import copy_course
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DEMO = ROOT / "demo" / "submitted"
-
-
-def copy_course(target: Path, name: str = "ps1") -> Path:
-    """The course's `name` (graders, release, source, solutions) in a folder a test may edit."""
-    target.mkdir(parents=True)
-    shutil.copy(ROOT / "nbgrader_config.py", target)
-    for folder in ("graders", "release", "source", "solutions"):
-        shutil.copytree(ROOT / folder / name, target / folder / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    return target
 
 
 def rlcourse(course: Path, *args):

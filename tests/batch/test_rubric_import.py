@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, add_clipping_rubric
+from course_copy import copy_course
 
 from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.config import CourseError
@@ -24,10 +25,7 @@ STUDENTS = ("ada", "alan")
 
 
 def copy_ps1(target: Path, *, rubric: bool = True) -> Path:
-    target.mkdir(parents=True)
-    shutil.copy(ROOT / "nbgrader_config.py", target)
-    for folder in ("graders", "release", "source", "solutions"):
-        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_course(target)
     if rubric:
         add_clipping_rubric(target / "source" / "ps1" / "ps1.ipynb")
     return target

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.course.directory import Course
+from course_copy import copy_course
 from test_autograde import BIN, DEMO, ROOT, env
 
 pytestmark = pytest.mark.slow
@@ -104,12 +105,7 @@ def test_without_a_service_grade_works_alone(socket_path):
 
 
 def test_changed_graders_are_never_served_stale(tmp_path, socket_path):
-    course = tmp_path / "course"
-    course.mkdir()
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    for folder in ("graders", "release", "source", "solutions"):
-        shutil.copytree(ROOT / folder / "ps1", course / folder / "ps1",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    course = copy_course(tmp_path / "course")
     service = start_service(socket_path, cwd=course)
     try:
         before, said = grade(socket_path, ADA, cwd=course)

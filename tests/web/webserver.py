@@ -2,7 +2,6 @@
 may set its [web] and [feedback] tables), an empty class directory, the real command line."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -11,24 +10,16 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import course_copy
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DEMO = ROOT / "demo" / "submitted"
 
 
 def copy_course(target: Path, *, toml_extra: str = "") -> Path:
-    """ps1's graders, release, source and solutions (and the warm JAX cache) in a folder of its own."""
-    target.mkdir(parents=True)
-    shutil.copy(ROOT / "nbgrader_config.py", target)
-    for folder in ("graders", "release", "source", "solutions"):
-        shutil.copytree(ROOT / folder / "ps1", target / folder / "ps1",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    if (ROOT / ".rlcourse-cache").is_dir():
-        shutil.copytree(ROOT / ".rlcourse-cache", target / ".rlcourse-cache")
-    if toml_extra:
-        spec = target / "graders" / "ps1" / "assignment.toml"
-        spec.write_text(spec.read_text() + "\n" + toml_extra)
-    return target
+    """ps1 in a folder of its own, with the course's warm JAX cache (tests/course_copy.py)."""
+    return course_copy.copy_course(target, cache=True, toml_extra=toml_extra)
 
 
 def environment() -> dict:
