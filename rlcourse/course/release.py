@@ -174,8 +174,11 @@ class Release:
         return problems
 
 
-RUBRIC_HEADING = re.compile(r"^\*\*Rubric\*\*", re.MULTILINE)
-"""Where a written answer's rubric starts in its solution region (rlcourse.course.rubrics)."""
+RUBRIC_HEADING = re.compile(r"^\*\*Rubric\*\*\s*(?:\((?P<total>\d+(?:\.\d+)?)\s*points?\))?\s*:?\s*$",
+                            re.MULTILINE)
+"""The line where a written answer's rubric starts in its solution region (`**Rubric** (2
+points):`): what comes before it is the model answer, what follows the criteria
+(rlcourse.course.rubrics reads them)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,7 +199,8 @@ class Source:
             if is_solution(cell):
                 answer = SOLUTION_MARKERS.sub("", cell.source)
                 if cell.cell_type == "markdown":  # the model answer, without the TA's rubric
-                    answer = RUBRIC_HEADING.split(answer, maxsplit=1)[0].rstrip() + "\n"
+                    rubric = RUBRIC_HEADING.search(answer)
+                    answer = answer[:rubric.start()].rstrip() + "\n" if rubric else answer
                 answers[cell.metadata.nbgrader["grade_id"]] = answer
             regions += SOLUTION_REGION.findall(cell.source)
         return cls(answers, tuple(regions))

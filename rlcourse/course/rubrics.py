@@ -34,10 +34,8 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_grade, is_solution
 
-from rlcourse.course.release import SOLUTION_MARKERS, SOLUTION_REGION
+from rlcourse.course.release import RUBRIC_HEADING, SOLUTION_MARKERS, SOLUTION_REGION
 
-HEADING = re.compile(r"^\*\*Rubric\*\*\s*(?:\((?P<total>\d+(?:\.\d+)?)\s*points?\))?\s*:?\s*$",
-                     re.MULTILINE)
 CRITERION = re.compile(r"^[*-][ \t]+(?P<points>\d+(?:\.\d+)?)[ \t]*(?:points?)?[ \t]*:[ \t]*(?P<text>.*)$")
 
 
@@ -99,7 +97,7 @@ class ManualQuestion:
 
 def parse_rubric(answer: str) -> tuple[str, tuple[Criterion, ...], float | None, bool]:
     """(model answer, criteria, stated total, found) from a solution region's text."""
-    heading = HEADING.search(answer)
+    heading = RUBRIC_HEADING.search(answer)
     if heading is None:
         return answer.strip(), (), None, False
     model = answer[:heading.start()].strip()
