@@ -55,9 +55,8 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
 
     nbgrader_on_path()
     notebook_id = Path(assignment.notebook).stem
-    release = Release.read(assignment.release_notebook).notebook()
-    wanted = {cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader.get("points", 0))
-              for cell in release.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")}
+    release = Release.read(assignment.release_notebook)
+    wanted = {cell.grade_id: cell.points for cell in release.cells if cell.grade}
     with Gradebook(db_url) as gradebook:
         gradebook.update_or_create_assignment(assignment.name)
         try:
@@ -68,8 +67,8 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
         except MissingEntry:
             held = None
     try:
-        SaveCells().preprocess(release, {"nbgrader": {"db_url": db_url, "assignment": assignment.name,
-                                                      "notebook": notebook_id}})
+        SaveCells().preprocess(release.notebook(), {"nbgrader": {
+            "db_url": db_url, "assignment": assignment.name, "notebook": notebook_id}})
     except RuntimeError as error:  # nbgrader: "Cannot add or remove cells ... submissions"
         held = held or {}
         raise GradebookOutOfDate(
