@@ -8,8 +8,7 @@ notebook states the tolerance, 0.001. Every wrong option names the misconception
 """
 import numpy as np
 
-from rlcourse.grading.concepts import Choice, Number, grade_concept
-from rlcourse.grading.rubric import item
+from rlcourse.grading.concepts import Choice, Number, concept_items, grade_concept
 
 CELL = "test_concept_checks"
 ANSWERS = "concept_checks"
@@ -166,6 +165,4 @@ _TITLES = {
     "CONCEPT_VALUE_COEF": "a value loss that dominates",
     "CONCEPT_GRAD_CLIP": "what gradient clipping does",
 }
-for _name, _title in _TITLES.items():
-    globals()["test_" + _name.removeprefix("CONCEPT_").lower()] = item(
-        POINTS, cell=CELL, title=f"concept check: {_title}")(_item(_name))
+globals().update(concept_items(_TITLES, _item, points=POINTS, cell=CELL))

@@ -5,8 +5,7 @@ is no hard trust region), as graded questions.
 Each answer is read from the text of the `concept_checks` cell (rlcourse.grading.concepts). The
 numbers are closed forms computed here; the notebook states the tolerance, 0.001.
 """
-from rlcourse.grading.concepts import Choice, Number, grade_concept
-from rlcourse.grading.rubric import item
+from rlcourse.grading.concepts import Choice, Number, concept_items, grade_concept
 
 CELL = "test_concept_checks"
 ANSWERS = "concept_checks"
@@ -68,6 +67,4 @@ _TITLES = {
     "CONCEPT_TIME_LIMIT_TARGET": "the TD target at a time limit",
     "CONCEPT_CLIP_HARD_BOUND": "the clip is not a hard trust region",
 }
-for _name, _title in _TITLES.items():
-    globals()["test_" + _name.removeprefix("CONCEPT_").lower()] = item(
-        POINTS, cell=CELL, title=f"concept check: {_title}")(_item(_name))
+globals().update(concept_items(_TITLES, _item, points=POINTS, cell=CELL))

@@ -5,7 +5,8 @@ is what the student wrote, not what some code computed. Every wrong option of a 
 carries the documented misconception it reveals; a number is right within its stated tolerance of
 the exact value, and a wrong number that matches a known mistaken computation names that mistake,
 any other wrong number is "wrong_value". Graders of every assignment declare their questions with
-`Choice` and `Number` and grade them with `grade_answer`.
+`Choice` and `Number`, grade them with `grade_concept`, and make one item per question with
+`concept_items`.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from rlcourse.grading.predictions import answer_from_cell_text
-from rlcourse.grading.rubric import Failure
+from rlcourse.grading.rubric import Failure, item
 
 
 @dataclass(frozen=True)
@@ -68,3 +69,12 @@ def grade_answer(question: Choice | Number, given) -> None:
 def grade_concept(student, cell: str, question: Choice | Number) -> None:
     """Reads the question's variable from the text of the cells up to `cell` and grades it."""
     grade_answer(question, answer_from_cell_text(student, cell, question.name))
+
+
+def concept_items(titles: dict[str, str], make_test, *, points: float, cell: str) -> dict:
+    """One scored item per question, for a graders module's globals(): `test_<name>` (the
+    variable's name without `CONCEPT_`, in lower case) titled "concept check: <title>", whose body
+    is `make_test(name)`, a function of the fixtures it needs."""
+    return {"test_" + name.removeprefix("CONCEPT_").lower():
+            item(points, cell=cell, title=f"concept check: {title}")(make_test(name))
+            for name, title in titles.items()}
