@@ -261,8 +261,7 @@ def nbgrader_export(class_dir, course) -> dict[str, float]:
 @pytest.fixture(scope="module")
 def shared_course(tmp_path_factory):
     """The course copy both isolation levels grade in: the reference run that measures its
-    limits and warms its compilation cache (a minute: JAX's entries miss in a copy) is paid
-    once. Each level snapshots the copy after its own honest first run, so what the other
+    limits (and warms the compilation cache, if the checkout has none yet) is paid once. Each level snapshots the copy after its own honest first run, so what the other
     level's batch did to it never counts against this one."""
     return course_copy(tmp_path_factory.mktemp("course"))
 

@@ -16,8 +16,9 @@ reference run): its slowest cell, slowest call and whole run are measured, and t
 warms the compilation cache, in a worker allowed to write it (student workers only read it).
 That run is also a self-check: the source notebook must get full marks. Its results are kept in
 a `warmed-<fingerprint>` file, whose fingerprint covers what the run depends on, the course's
-location included (JAX's cache entries do not match in a copied course), so a changed or moved
-course is measured and warmed again.
+location included, so a changed or moved course is measured again (a moved course finds its
+compiled programs: JAX's cache keys do not depend on where the cache lies,
+rlcourse.worker.frameworks).
 
 Over 300 lines on purpose: `Grader` is the stages above in order, with the reference run that
 sets their limits; the stages' own work lives in student.py, plugin.py, given.py and redact.py.
@@ -306,8 +307,8 @@ class Grader:
     def _reference_marker(self) -> Path:
         """`warmed-<fingerprint>`: what decides the reference run's programs and times (its
         notebook, the graders' calls, the worker code that makes them) and where they live (the
-        course, the compilation cache and the Python environment: JAX's cache entries written
-        in one place miss in a copy of the course)."""
+        course, the compilation cache and the Python environment): a copied or moved course is
+        measured again, on the programs its copied cache already holds."""
         fingerprint = hashlib.sha256(self.assignment.source_notebook.read_bytes())
         worker_code = Path(__file__).resolve().parents[1] / "worker"
         for path in [*sorted(self.assignment.grader_dir.rglob("*.py")), *sorted(worker_code.glob("*.py"))]:

@@ -84,6 +84,11 @@ class JaxFramework(NumpyFramework):
         if compile_cache:
             jax.config.update("jax_compilation_cache_dir", str(compile_cache))
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+            # By default JAX also points XLA's GPU autotuning cache into this folder, and that
+            # path is part of every entry's key: a course copied or moved (cp -r takes its
+            # .rlcourse-cache along) then missed every entry and compiled all again. On the
+            # CPU those caches hold nothing, so the keys no longer depend on where we are.
+            jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
             # A student process only reads the cache: entries would have to take longer than this
             # to compile before JAX writes them, which no graded function does.
             jax.config.update("jax_persistent_cache_min_compile_time_secs",

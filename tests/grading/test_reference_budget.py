@@ -47,15 +47,15 @@ def test_doubles(student):
 '''
 
 
-def toy_course(folder):
-    """A course with one NumPy assignment: one function, one item."""
+def toy_course(folder, framework="numpy", source=TOY_SOURCE):
+    """A course with one assignment: one function, one item."""
     (folder / "graders" / "toy").mkdir(parents=True)
     (folder / "nbgrader_config.py").write_text("")
     (folder / "graders" / "toy" / "assignment.toml").write_text(
-        'notebook = "toy.ipynb"\nframework = "numpy"\n\n[limits]\nsubmission_seconds = 500.0\n')
+        f'notebook = "toy.ipynb"\nframework = "{framework}"\n\n[limits]\nsubmission_seconds = 500.0\n')
     (folder / "graders" / "toy" / "test_toy.py").write_text(TOY_GRADER)
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(TOY_SOURCE), nbformat.v4.new_code_cell("double(1)")]
+    notebook.cells = [nbformat.v4.new_code_cell(source), nbformat.v4.new_code_cell("double(1)")]
     notebook.cells[0].metadata["nbgrader"] = dict(grade_id="double", solution=True, grade=False,
                                                   locked=False, schema_version=3)
     notebook.cells[1].metadata["nbgrader"] = dict(grade_id="test_double", solution=False, grade=True,
@@ -88,3 +88,27 @@ def test_the_reference_runs_once_per_place_and_sets_the_limits(tmp_path):
     with Grader(Course(moved).assignment("toy"), log=log) as grader:
         assert grader.reference is not None
     assert [line for line in runs if "the reference" in line], "the moved course was not measured again"
+
+
+JAX_SOURCE = ("import jax.numpy as jnp\n\n\ndef double(x):\n    ### BEGIN SOLUTION\n"
+              "    return jnp.asarray(2 * x)\n    ### END SOLUTION\n")
+
+
+@pytest.mark.slow
+def test_a_moved_course_finds_its_compiled_programs(tmp_path):
+    """JAX's cache keys must not depend on where the cache lies: a copied course's reference run
+    (which may write the cache) finds every program and compiles, so writes, none again."""
+    course = toy_course(tmp_path / "course", framework="jax", source=JAX_SOURCE)
+    with Grader(course.assignment("toy")) as grader:
+        assert grader.reference is not None
+
+    def programs(root):
+        return {path.name for path in (root / ".rlcourse-cache").rglob("*-cache")}
+
+    written = programs(tmp_path / "course")
+    assert any(name.startswith("jit_") for name in written), written
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "course", moved)
+    with Grader(Course(moved).assignment("toy")) as grader:
+        assert grader.reference is not None  # measured again in its new place
+    assert programs(moved) == written, "the moved course compiled its programs again"
