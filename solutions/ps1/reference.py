@@ -135,23 +135,14 @@ def exact_return(theta, horizon=8):
 
 
 # --- given: the training loop ----------------------------------------------------------------
-@partial(jax.jit, static_argnames=("updates", "batch_size", "horizon", "method", "epochs"))
-def _train(seed, updates, batch_size, horizon, method, epochs, learning_rate):
-    def one_update(carry, _):
-        theta, key = carry
-        key, sample_key = jax.random.split(key)
-        _, records = rollout(theta, sample_key, batch_size, horizon)
+@partial(jax.jit, static_argnames=("horizon", "method", "epochs"))
+def _update(theta, records, horizon, method, epochs, learning_rate):
+    """`epochs` gradient steps on one batch, then the exact return of the updated logits."""
+    def one_epoch(_, candidate):
+        return candidate - learning_rate * jax.grad(policy_loss)(candidate, records, method)
 
-        def one_epoch(_, candidate):
-            return candidate - learning_rate * jax.grad(policy_loss)(candidate, records, method)
-
-        theta = jax.lax.fori_loop(0, epochs, one_epoch, theta)
-        return (theta, key), exact_return(theta, horizon)
-
-    theta0 = jnp.zeros(3)
-    (theta, _), history = jax.lax.scan(
-        one_update, (theta0, jax.random.key(seed)), None, length=updates)
-    return theta, jnp.concatenate((exact_return(theta0, horizon)[None], history))
+    theta = jax.lax.fori_loop(0, epochs, one_epoch, theta)
+    return theta, exact_return(theta, horizon)
 
 
 def train(seed=0, updates=40, batch_size=256, horizon=8, method="ppo", epochs=3, learning_rate=0.5):
@@ -162,7 +153,16 @@ def train(seed=0, updates=40, batch_size=256, horizon=8, method="ppo", epochs=3,
         raise ValueError("method must be 'reinforce' or 'ppo'")
     if method == "reinforce" and epochs != 1:
         raise ValueError("REINFORCE takes exactly one step per fresh on-policy batch (epochs=1)")
-    return _train(seed, updates, batch_size, horizon, method, epochs, learning_rate)
+    # A Python loop over compiled steps, as CleanRL's JAX agents are written: collecting a batch
+    # is one compiled call and each update another.
+    key, theta = jax.random.key(seed), jnp.zeros(3)
+    history = [exact_return(theta, horizon)]
+    for _ in range(updates):
+        key, sample_key = jax.random.split(key)
+        _, records = rollout(theta, sample_key, batch_size, horizon)
+        theta, value = _update(theta, records, horizon, method, epochs, learning_rate)
+        history.append(value)
+    return theta, jnp.stack(history)
 
 
 # --- exercises --------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
   order, so row t holds r_t + ... + r_{T-1}.
 * `exact_return` unrolls the backups in a plain Python `for` loop over `range(horizon)` on three
   scalar values (one per non-goal cell, the goal is worth 0 and never stored), using jnp ops
-  only, and drops the `jax.jit` decorator. It is still differentiable, and `_train` can trace it
+  only, and drops the `jax.jit` decorator. It is still differentiable, and `_update` can trace it
   inside its own jit because `horizon` is a Python int there.
 
 Same values as the reference up to float32 rounding, so every item must pass.
