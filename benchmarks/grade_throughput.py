@@ -216,6 +216,7 @@ if sys.argv[2]:
     jax.config.update("jax_compilation_cache_dir", sys.argv[2])
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
+    jax.config.update("jax_persistent_cache_enable_xla_caches", "none")  # as the worker sets it
 from jax import monitoring
 from rlcourse.course.submission import load_submission
 from rlcourse.worker.server import _transform_cell
