@@ -13,8 +13,9 @@ What it prints:
    and answered by a running `rlcourse serve`;
 3. the class (copies of the readable demo submissions) graded by `nbgrader autograde`, then by
    `rlcourse autograde` with 1, 2 and all cores and through Dask (an embedded LocalCluster):
-   seconds per submission, submissions per minute, the ratio to nbgrader, and the memory the
-   grading processes held (proportional set size, sampled);
+   seconds per submission, submissions per minute, the ratio to nbgrader, the core-seconds each
+   submission cost (CPU time of every process of the run, sampled) and the memory the grading
+   processes held (proportional set size, sampled);
 4. whether every rlcourse run gave every student the same score.
 """
 from __future__ import annotations
@@ -72,15 +73,22 @@ def make_class(folder: Path, count: int) -> list[str]:
     return students
 
 
-# --- memory --------------------------------------------------------------------------------------
-class MemorySampler:
-    """Peak proportional set size (shared pages split between sharers) of a process tree."""
+# --- memory and CPU ----------------------------------------------------------------------------
+class TreeSampler:
+    """Peak proportional set size (shared pages split between sharers) of a process tree, and the
+    CPU time its processes used (user + system, each process's last reading before it ended:
+    a worker that lives less than the sampling interval is missed, so this is a lower bound)."""
 
-    def __init__(self, pid: int, interval: float = 0.5):
+    def __init__(self, pid: int, interval: float = 0.1):
         self.pid, self.interval = pid, interval
         self.peak_bytes = 0
+        self._cpu: dict[tuple[int, float], float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    @property
+    def core_seconds(self) -> float:
+        return sum(self._cpu.values())
 
     def __enter__(self):
         self._thread.start()
@@ -93,26 +101,38 @@ class MemorySampler:
     def _sample(self):
         import psutil
 
+        samples = 0
         while not self._stop.wait(self.interval):
             try:
                 root = psutil.Process(self.pid)
                 tree = [root, *root.children(recursive=True)]
             except psutil.Error:
                 continue
+            samples += 1
             total = 0
             for process in tree:
                 try:
-                    total += process.memory_full_info().pss
+                    times = process.cpu_times()
+                    self._cpu[(process.pid, process.create_time())] = times.user + times.system
+                    if samples % 5 == 0:  # PSS reads every page table: every half second is enough
+                        total += process.memory_full_info().pss
                 except psutil.Error:
                     pass
             self.peak_bytes = max(self.peak_bytes, total)
 
 
 # --- the runs ------------------------------------------------------------------------------------
-def time_nbgrader(class_dir: Path) -> float:
+def time_nbgrader(class_dir: Path) -> tuple[float, float]:
+    """Wall seconds and core-seconds (nbgrader and the kernels it starts)."""
     started = time.perf_counter()
-    run([str(BIN / "nbgrader"), "autograde", "ps1", "--create", "--force"], cwd=class_dir)
-    return time.perf_counter() - started
+    process = subprocess.Popen([str(BIN / "nbgrader"), "autograde", "ps1", "--create", "--force"],
+                               cwd=class_dir, env=environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    with TreeSampler(process.pid) as tree:
+        _, err = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"nbgrader autograde failed:\n{err[-2000:]}")
+    return time.perf_counter() - started, tree.core_seconds
 
 
 def nbgrader_scores(class_dir: Path) -> dict[str, float]:
@@ -123,17 +143,17 @@ def nbgrader_scores(class_dir: Path) -> dict[str, float]:
                 for submission in gradebook.assignment_submissions("ps1")}
 
 
-def time_rlcourse_autograde(class_dir: Path, *options: str) -> tuple[float, int]:
+def time_rlcourse_autograde(class_dir: Path, *options: str) -> tuple[float, int, float]:
     command = [str(BIN / "rlcourse"), "autograde", "ps1", "--course-dir", str(class_dir), *options]
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    with MemorySampler(process.pid) as memory:
+    with TreeSampler(process.pid) as tree:
         out, err = process.communicate()
     elapsed = time.perf_counter() - started
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{err[-2000:]}")
-    return elapsed, memory.peak_bytes
+    return elapsed, tree.peak_bytes, tree.core_seconds
 
 
 def ledger_scores(class_dir: Path, students: list[str]) -> dict[str, float]:
@@ -302,7 +322,8 @@ def main() -> int:
         if not options.skip_nbgrader:
             class_dir = base / "nbgrader"
             students = make_class(class_dir, count)
-            rows.append(("nbgrader autograde (serial)", time_nbgrader(class_dir), None))
+            elapsed, core_seconds = time_nbgrader(class_dir)
+            rows.append(("nbgrader autograde (serial)", elapsed, None, core_seconds))
             scores["nbgrader (visible tests only)"] = nbgrader_scores(class_dir)
         runs = [("rlcourse autograde --workers 1", ["--workers", "1"]),
                 ("rlcourse autograde --workers 2", ["--workers", "2"])]
@@ -313,22 +334,25 @@ def main() -> int:
         for label, extra in runs:
             class_dir = base / label.replace(" ", "_").replace("-", "")
             students = make_class(class_dir, count)
-            elapsed, peak = time_rlcourse_autograde(class_dir, *extra)
-            rows.append((label, elapsed, peak))
+            elapsed, peak, core_seconds = time_rlcourse_autograde(class_dir, *extra)
+            rows.append((label, elapsed, peak, core_seconds))
             scores[label] = ledger_scores(class_dir, students)
 
     print(f"3. A class of {count} ps1 submissions (copies of {', '.join(READABLE)}), same machine, same run")
-    nbgrader = next((seconds for label, seconds, _ in rows if label.startswith("nbgrader")), None)
-    print(f"   {'tool':46s} {'total s':>8s} {'s/sub':>6s} {'subs/min':>9s} {'vs nbgrader':>12s} {'peak PSS':>9s}")
-    for label, elapsed, peak in rows:
+    nbgrader = next((seconds for label, seconds, *_ in rows if label.startswith("nbgrader")), None)
+    print(f"   {'tool':46s} {'total s':>8s} {'s/sub':>6s} {'subs/min':>9s} {'vs nbgrader':>12s} "
+          f"{'core-s/sub':>10s} {'peak PSS':>9s}")
+    for label, elapsed, peak, core_seconds in rows:
         ratio = f"{nbgrader / elapsed:11.1f}x" if nbgrader else "-"
         memory = f"{peak / 2**20:7.0f} MB" if peak else "-"
-        print(f"   {label:46s} {elapsed:8.1f} {elapsed / count:6.2f} {60 * count / elapsed:9.1f} {ratio:>12s} {memory:>9s}")
-    local = {label: elapsed for label, elapsed, _ in rows if label.startswith("rlcourse autograde --workers")}
+        cpu = f"{core_seconds / count:10.2f}" if core_seconds else "-"
+        print(f"   {label:46s} {elapsed:8.1f} {elapsed / count:6.2f} {60 * count / elapsed:9.1f} {ratio:>12s} "
+              f"{cpu:>10s} {memory:>9s}")
+    local = {label: elapsed for label, elapsed, *_ in rows if label.startswith("rlcourse autograde --workers")}
     one_worker, two_workers = local.get("rlcourse autograde --workers 1"), local.get("rlcourse autograde --workers 2")
     if one_worker and two_workers:
         print(f"   scaling 1 -> 2 local workers: {one_worker / two_workers:.2f}x (2.00x would be linear)")
-    dask = {label: elapsed for label, elapsed, _ in rows if "dask" in label}
+    dask = {label: elapsed for label, elapsed, *_ in rows if "dask" in label}
     dask_all = dask.get(f"rlcourse autograde --backend dask ({CORES} workers)")
     local_all = local.get(f"rlcourse autograde --workers {CORES}") or local.get(
         f"rlcourse autograde --workers {CORES} (all)")
