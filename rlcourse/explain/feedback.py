@@ -86,7 +86,9 @@ def figure_png(figure, *, dpi: int = 110) -> bytes:
     if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
         FigureCanvasAgg(figure)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
+    # zlib's fastest level: a ps1 page's two figures take 0.09 core-seconds less to encode (of
+    # about 0.7 to draw and encode), for PNGs a tenth larger; every page of a batch draws them.
+    figure.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
     return buffer.getvalue()
 
 
