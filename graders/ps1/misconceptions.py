@@ -62,7 +62,7 @@ class Models:
         return {bug: self.loss(theta, records, method, clip, bug) for bug in self.LOSS_BUGS[method]}
 
     def loss_gradients(self, theta, records, method, clip) -> dict:
-        models = {bug: self._finite_difference(theta, records, method, clip, bug)
+        models = {bug: self.loss_gradient(theta, records, method, clip, bug)
                   for bug in self.LOSS_BUGS[method] if bug != "old_logp_not_frozen"}
         if method == "ppo":
             # Recomputing old_logp from theta behind stop_gradient makes every ratio 1 with the
@@ -70,7 +70,8 @@ class Models:
             models["old_logp_not_frozen"] = self.exact.surrogate_gradient(theta, records, "reinforce")
         return models
 
-    def _finite_difference(self, theta, records, method, clip, bug):
+    def loss_gradient(self, theta, records, method, clip, bug):
+        """The gradient of one buggy loss (central finite differences of its model)."""
         return self._finite_difference_of(
             lambda t: self.loss(t, records, method, clip, bug), theta)
 

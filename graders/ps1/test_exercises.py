@@ -3,7 +3,13 @@ from functools import partial
 
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, as_records, expect_close, fmt, item, negated
+from rlcourse.grading.rubric import Failure, as_array, as_records, close, expect_close, fmt, item, negated
+
+SAMPLED_TOL = dict(rtol=1e-3, atol=1e-5)
+"""A float32 gradient over exercise 5's 32768 episodes against the float64 one on the same batch:
+correct forms land within half of it."""
+
+
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
@@ -107,7 +113,17 @@ def test_sampled_vs_exact(student, exact, models, explain):
                        keys=("observation", "action", "reward", "active", "old_logp"))
     on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
     sampled = as_array(values["sampled"], what="sampled", shape=(3,))
-    expect_close(sampled, on_batch, what="sampled", rtol=1e-3, atol=1e-5,
+    if not close(sampled, on_batch, **SAMPLED_TOL):
+        # Crediting each action with the whole episode's return is a REINFORCE estimate too
+        # (unbiased: earlier rewards do not depend on later actions). On this batch it differs
+        # from the reward-to-go form only by the step costs paid before each step, about the
+        # float32 noise with a step cost of -0.01 and past it with -0.05, so whether it passed
+        # would depend on the student's rewards: it is accepted at every one (returns_to_go's and
+        # policy_loss's items catch it).
+        whole_returns = -models.loss_gradient(z, batch, "reinforce", 0.2, "returns_not_reward_to_go")
+        if close(sampled, whole_returns, **SAMPLED_TOL):
+            on_batch = whole_returns
+    expect_close(sampled, on_batch, what="sampled", **SAMPLED_TOL,
                  models=partial(negated, models.loss_gradients, z, batch, "reinforce", 0.2),
                  explain=explain,
                  see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce'): the minus sign turns "
