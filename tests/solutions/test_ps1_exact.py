@@ -173,11 +173,73 @@ class TestAgainstReference:
             assert ours[key].shape == records[key].shape and ours[key].dtype.kind == np.asarray(records[key]).dtype.kind
 
 
-def test_stored_reference_curves_are_what_the_reference_trains(reference):
-    """graders/ps1/reference_curves.json (drawn in feedback) is the reference's own training."""
+REFERENCE_CURVES = ROOT / "graders" / "ps1" / "reference_curves.json"
+
+
+def allowed_rewards() -> list:
+    """Every pair of rewards a student can get (graders/ps1/assignment.toml), defaults first."""
+    from rlcourse.course.directory import Course
+
+    parameters = {p.name: p for p in Course(ROOT).assignment("ps1").variants.parameters}
+    pairs = [exact.Corridor(s, g) for s in parameters["step_cost"].choices for g in parameters["goal_reward"].choices]
+    return sorted(pairs, key=lambda corridor: corridor != exact.DEFAULT)
+
+
+def reference_training(corridor, seed=0) -> dict:
+    """The reference's training curves (exact return after each update) with these rewards:
+    solutions/ps1/reference.py loaded afresh with its STEP_COST and GOAL_REWARD set as the
+    notebook's environment cell sets them from PARAMS, before anything is traced."""
+    from rlcourse.course.solutions import load_course_module
+
+    module = load_course_module(ROOT / "solutions" / "ps1" / "reference.py",
+                                f"ps1_reference_{corridor.step_cost}_{corridor.goal_reward}")
+    module.STEP_COST, module.GOAL_REWARD = corridor.step_cost, corridor.goal_reward
+    curves = {"step_cost": corridor.step_cost, "goal_reward": corridor.goal_reward}
+    for method, epochs in (("reinforce", 1), ("ppo", 3)):
+        _, history = module.train(seed=seed, method=method, epochs=epochs)
+        curves[method] = [float(value) for value in np.asarray(history)]
+    return curves
+
+
+def write_reference_curves() -> None:
+    """Writes graders/ps1/reference_curves.json (`python tests/solutions/test_ps1_exact.py`)."""
     import json
 
-    stored = json.loads((ROOT / "graders" / "ps1" / "reference_curves.json").read_text())
-    for method, epochs in (("reinforce", 1), ("ppo", 3)):
-        _, history = reference.train(seed=stored["seed"], method=method, epochs=epochs)
-        np.testing.assert_allclose(stored[method], np.asarray(history), atol=1e-6)
+    stored = {"about": "Exact return after each update of the reference training from seed 0 "
+                       "(solutions/ps1/reference.py, JAX's default PRNG), for every pair of rewards "
+                       "a student can have; tests/solutions/test_ps1_exact.py recomputes some and "
+                       "rewrites them all when run as a script.",
+              "seed": 0, "curves": [reference_training(corridor) for corridor in allowed_rewards()]}
+    REFERENCE_CURVES.write_text(json.dumps(stored, indent=1) + "\n")
+
+
+def test_stored_reference_curves_cover_every_pair_a_student_can_have():
+    import json
+
+    stored = json.loads(REFERENCE_CURVES.read_text())
+    pairs = [exact.Corridor(entry["step_cost"], entry["goal_reward"]) for entry in stored["curves"]]
+    assert pairs == allowed_rewards()
+    for entry, corridor in zip(stored["curves"], pairs):
+        for method in ("reinforce", "ppo"):
+            assert len(entry[method]) == 41
+            assert entry[method][0] == pytest.approx(exact.uniform_return(corridor=corridor), abs=1e-6)
+
+
+@pytest.mark.parametrize("pair", [0, -1], ids=["defaults", "last allowed pair"])
+def test_stored_reference_curves_are_what_the_reference_trains(pair):
+    """graders/ps1/reference_curves.json (drawn in feedback) is the reference's own training: the
+    defaults' curves (whose last values are the notebook's 0.9521624 and 0.97578394) and another
+    pair's; every pair is written by the same function."""
+    import json
+
+    pytest.importorskip("jax")
+    entry = json.loads(REFERENCE_CURVES.read_text())["curves"][pair]
+    fresh = reference_training(exact.Corridor(entry["step_cost"], entry["goal_reward"]))
+    for method in ("reinforce", "ppo"):
+        np.testing.assert_allclose(entry[method], fresh[method], atol=1e-6)
+    if pair == 0:
+        assert (round(entry["reinforce"][-1], 7), round(entry["ppo"][-1], 8)) == (0.9521624, 0.97578394)
+
+
+if __name__ == "__main__":
+    write_reference_curves()
