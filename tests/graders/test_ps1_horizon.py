@@ -145,3 +145,20 @@ def test_the_visible_check_fails_each_finite_horizon_bug(name):
     with pytest.raises((AssertionError, NotImplementedError)):
         exec(check, student.namespace)  # noqa: S102
 
+
+def test_a_students_own_rewards_in_exercise_6_are_seen_at_every_pair_but_the_defaults():
+    """The exercise keeps the default rewards for everyone: finite_horizon_values written with the
+    student's own STEP_COST and GOAL_REWARD (fh_own_rewards) is wrong in the values of some graded
+    case and in the first moves of another for every other pair of rewards, and is no bug at the
+    defaults."""
+    choices = {p.name: p.choices for p in PS1.variants.parameters}
+    for cost, reward in itertools.product(choices["step_cost"], choices["goal_reward"]):
+        models = misconceptions.Models(exact.for_parameters({"step_cost": cost, "goal_reward": reward}))
+        values_apart, moves_apart = False, False
+        for climb_cost, max_horizon in horizon.CASES:
+            truth = exact.finite_horizon(climb_cost, max_horizon)
+            own = dict(models.finite_horizon(climb_cost, max_horizon))["fh_own_rewards"]
+            values_apart |= not np.allclose(own[0], truth[0], rtol=1e-4, atol=1e-4)
+            moves_apart |= not np.array_equal(own[1], truth[1])
+        default = (cost, reward) == (exact.DEFAULT.step_cost, exact.DEFAULT.goal_reward)
+        assert (values_apart, moves_apart) == ((False, False) if default else (True, True)), (cost, reward)
