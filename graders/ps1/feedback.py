@@ -1,17 +1,22 @@
 """Figures for ps1's feedback pages: what the student's code does, next to what it should do.
 
-`collect(student)` runs in the grader process while the student's worker is alive and returns
-plain JSON data (lists of floats), which the report keeps as `artifacts`; `figures(artifacts)`
-draws them later, in any process, without the student's code. Each part of `collect` is on its
-own: a part whose student call fails is left out and the others are still collected.
+`collect(student, params)` runs in the grader process while the student's worker is alive and
+returns plain JSON data (lists of floats), which the report keeps as `artifacts`;
+`figures(artifacts)` draws them later, in any process, without the student's code. Each part of
+`collect` is on its own: a part whose student call fails is left out and the others are still
+collected.
 
 Only the student's own outputs and textbook curves are stored: the inputs are one-step episodes
-at ratios on a plain grid, which give no hidden item's answers away.
+at ratios on a plain grid, which give no hidden item's answers away. The training figure is drawn
+for the student's own rewards (`params`): the reference's curves trained with them
+(reference_curves.json holds every allowed pair) and the uniform and best returns the oracle
+gives for them.
 """
 from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -24,16 +29,18 @@ CLIP = 0.25
 RATIOS = np.linspace(0.31, 1.69, 29)
 ADVANTAGES = (1.0, -1.0)
 THETA = np.array([0.0, 0.4, 0.0], dtype=np.float32)
-UNIFORM_RETURN = 0.466875
-BEST_RETURN = 0.985
 MAX_HISTORY = 10_000
 REFERENCE_CURVES = Path(__file__).with_name("reference_curves.json")
+REWARDS = ("step_cost", "goal_reward")
+"""The parameters that set the training figure's scale (graders/ps1/assignment.toml)."""
 
 
 # --- collect (grader process, student worker alive) --------------------------------------------
-def collect(student) -> dict:
+def collect(student, params: dict | None = None) -> dict:
+    """The figures' data; `params` are the graded student's own values (the defaults if None)."""
     artifacts = {}
-    for name, part in (("clip_objective", _clip_objective), ("training", _training_curves)):
+    for name, part in (("clip_objective", _clip_objective),
+                       ("training", partial(_training_curves, params=params or {}))):
         try:
             data = part(student)
         except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
@@ -98,7 +105,7 @@ def _loss_of(student):
     return loss
 
 
-def _training_curves(student) -> dict:
+def _training_curves(student, params: dict) -> dict:
     values = student.get("history_pg", "history_ppo")
     curves = {}
     for key, name in (("reinforce", "history_pg"), ("ppo", "history_ppo")):
@@ -108,6 +115,8 @@ def _training_curves(student) -> dict:
             continue
         if 0 < history.size <= MAX_HISTORY:
             curves[key] = [float(v) if math.isfinite(v) else None for v in history]
+    if curves:
+        curves["rewards"] = {name: float(params[name]) for name in REWARDS if name in params}
     return curves
 
 
@@ -184,22 +193,42 @@ def _draw_clip_objective(data: dict):
     return "Your clipped objective against the correct one", figure
 
 
+def reference_curves(step_cost: float, goal_reward: float) -> dict | None:
+    """The reference's training curves (seed 0) with these rewards, or None if not stored."""
+    for entry in json.loads(REFERENCE_CURVES.read_text())["curves"]:
+        if math.isclose(entry["step_cost"], step_cost) and math.isclose(entry["goal_reward"], goal_reward):
+            return entry
+    return None
+
+
+def _oracle():
+    from rlcourse.course.solutions import load_solution
+
+    return load_solution(Path(__file__).resolve().parents[2], "ps1", "exact")
+
+
 def _draw_training(data: dict):
-    reference = json.loads(REFERENCE_CURVES.read_text())
+    exact = _oracle().for_parameters(data.get("rewards") or {})  # none stored: the defaults
+    rewards = exact.corridor
+    reference = reference_curves(rewards.step_cost, rewards.goal_reward) or {}
     figure = _figure(10, 4.2)
     ax = figure.subplots()
     styles = {"reinforce": ("REINFORCE", "#2b6cb0"), "ppo": ("clipped surrogate (PPO)", "#dd6b20")}
     for key, (label, colour) in styles.items():
-        ax.plot(np.arange(len(reference[key])), reference[key], color=colour, alpha=0.45,
-                linewidth=4, label=f"reference {label}")
+        if key in reference:
+            ax.plot(np.arange(len(reference[key])), reference[key], color=colour, alpha=0.45,
+                    linewidth=4, label=f"reference {label}")
         if data.get(key) is not None:
             values = _series(data[key])
             ax.plot(np.arange(values.size), values, color=colour, linewidth=1.6,
                     label=f"your {label}")
-    ax.axhline(BEST_RETURN, color="#4a5568", linestyle="--", linewidth=1,
-               label=f"always right ({BEST_RETURN})")
-    ax.axhline(UNIFORM_RETURN, color="#a0aec0", linestyle=":", linewidth=1.2,
-               label=f"uniform policy ({UNIFORM_RETURN})")
+    best, uniform = exact.best_return(), exact.uniform_return()
+    ax.axhline(best, color="#4a5568", linestyle="--", linewidth=1, label=f"always right ({best:.6g})")
+    ax.axhline(uniform, color="#a0aec0", linestyle=":", linewidth=1.2,
+               label=f"uniform policy ({uniform:.6g})")
+    if rewards != exact.DEFAULT:
+        ax.set_title(f"with your rewards: step cost {rewards.step_cost:g}, goal reward "
+                     f"{rewards.goal_reward:g}", fontsize=10)
     ax.set_xlabel("update")
     ax.set_ylabel("exact expected return")
     ax.grid(alpha=0.3)

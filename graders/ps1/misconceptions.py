@@ -62,7 +62,7 @@ class Models:
         return {bug: self.loss(theta, records, method, clip, bug) for bug in self.LOSS_BUGS[method]}
 
     def loss_gradients(self, theta, records, method, clip) -> dict:
-        models = {bug: self._finite_difference(theta, records, method, clip, bug)
+        models = {bug: self.loss_gradient(theta, records, method, clip, bug)
                   for bug in self.LOSS_BUGS[method] if bug != "old_logp_not_frozen"}
         if method == "ppo":
             # Recomputing old_logp from theta behind stop_gradient makes every ratio 1 with the
@@ -70,7 +70,8 @@ class Models:
             models["old_logp_not_frozen"] = self.exact.surrogate_gradient(theta, records, "reinforce")
         return models
 
-    def _finite_difference(self, theta, records, method, clip, bug):
+    def loss_gradient(self, theta, records, method, clip, bug):
+        """The gradient of one buggy loss (central finite differences of its model)."""
         return self._finite_difference_of(
             lambda t: self.loss(t, records, method, clip, bug), theta)
 
@@ -111,7 +112,11 @@ class Models:
                  ("fh_horizon_off_by_one", shorter),                         # row k holds V_{k-1}
                  ("fh_goal_not_absorbing", _backward(climb_cost, max_horizon, absorbing=False)),
                  ("fh_goal_step_charged", _backward(climb_cost, max_horizon, goal_charged=True)),
-                 ("fh_averages_actions", _backward(climb_cost, max_horizon, average=True))]
+                 ("fh_averages_actions", _backward(climb_cost, max_horizon, average=True)),
+                 # the student's own corridor rewards where the exercise keeps the defaults (the
+                 # same as the truth for a student whose rewards are the defaults)
+                 ("fh_own_rewards", _backward(climb_cost, max_horizon, left_cost=-exact.STEP_COST,
+                                              goal_reward=exact.GOAL_REWARD))]
         for discount in (0.99, 1.0):
             values, actions = _stationary(climb_cost, discount)
             for first in (np.zeros(GOAL + 1), values):
@@ -123,16 +128,18 @@ class Models:
 
 
 GOAL, LEFT_COST, GOAL_REWARD = 3, 0.01, 1.0
+"""The horizon exercise's corridor: the default rewards, for every student."""
 
 
-def _backup(previous, climb_cost, *, absorbing=True, goal_charged=False, average=False, discount=1.0):
+def _backup(previous, climb_cost, *, absorbing=True, goal_charged=False, average=False, discount=1.0,
+            left_cost=LEFT_COST, goal_reward=GOAL_REWARD):
     """One backup of the horizon exercise's values, right or with one bug."""
     values = np.zeros(GOAL + 1)
     actions = np.zeros(GOAL, dtype=np.int64)
     for cell in range(GOAL if absorbing else GOAL + 1):
-        left = -LEFT_COST + discount * previous[max(cell - 1, 0)]
+        left = -left_cost + discount * previous[max(cell - 1, 0)]
         if cell + 1 >= GOAL:  # the move into (or, without absorption, within) the goal
-            right = GOAL_REWARD - (climb_cost if goal_charged else 0.0)
+            right = goal_reward - (climb_cost if goal_charged else 0.0)
             right += 0.0 if absorbing else discount * previous[GOAL]
         else:
             right = -climb_cost + discount * previous[cell + 1]
@@ -176,4 +183,5 @@ EXPLAIN = {
     "fh_goal_step_charged": "charging the climb cost on the move into the goal as well",
     "fh_averages_actions": "averaging the two moves (the uniform policy's values) instead of taking the max",
     "fh_infinite_horizon": "the infinite-horizon values (value iteration to convergence) in every row",
+    "fh_own_rewards": "your own STEP_COST and GOAL_REWARD instead of the exercise's (-0.01 and +1 for everyone)",
 }

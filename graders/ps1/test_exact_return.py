@@ -1,4 +1,5 @@
-"""exact_return: expected return by dynamic programming, for any theta and horizon."""
+"""exact_return: expected return by dynamic programming, for any theta and horizon, with the
+student's own rewards (the `exact` fixture is the oracle bound to them)."""
 from functools import partial
 
 import numpy as np
@@ -19,7 +20,8 @@ def test_known_policies(student, exact, models, explain):
         actual = as_array(student.call("exact_return", theta, horizon=horizon), what=what, shape=())
         evidence.compare(actual, exact.dp_return(theta, horizon), what=what,
                          models=models.exact_return(theta, horizon), explain=explain, **TOL,
-                         see="the always-left policy never reaches the goal and pays 0.01 per step.")
+                         see=f"the always-left policy never reaches the goal and pays the step cost "
+                             f"({exact.STEP_COST:g}) at every step.")
     evidence.conclude()
 
 
@@ -33,8 +35,8 @@ def test_random_theta_horizons(student, exact, models, explain, rng):
         evidence.compare(actual, exact.dp_return(theta, horizon), what=what,
                          models=models.exact_return(theta, horizon), explain=explain, **TOL,
                          see="with horizon 1 no episode can reach the goal from cell 0 or 1, so "
-                             "exact_return(theta, horizon=1) is -0.01 for every theta; then work out "
-                             "horizon 2 by hand.")
+                             f"exact_return(theta, horizon=1) is STEP_COST ({exact.STEP_COST:g}) for "
+                             "every theta; then work out horizon 2 by hand.")
     evidence.conclude()
 
 

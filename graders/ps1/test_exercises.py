@@ -3,7 +3,11 @@ from functools import partial
 
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, as_records, expect_close, fmt, item, negated
+from rlcourse.grading.rubric import Failure, as_array, as_records, close, expect_close, fmt, item, negated
+
+SAMPLED_TOL = dict(rtol=1e-3, atol=1e-5)
+"""A float32 gradient over exercise 5's 32768 episodes against the float64 one on the same batch:
+correct forms land within half of it."""
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
@@ -16,10 +20,17 @@ def test_changed_seed(student, exact, models, explain, params):
                       should="it should be the history train returns: one exact return per update, "
                              "starting with the untrained policy")
     final = exact.dp_return(theta, 8)
-    if not (final > 0.9 and history[-1] > history[0] + 0.35):
+    # 0.9 and a gain of 0.35 with the default rewards; with the student's own, the same shares of
+    # the way from the uniform policy's return to the best one, as the notebook's check asks.
+    uniform, default_uniform = exact.uniform_return(), exact.uniform_return(corridor=exact.DEFAULT)
+    scale = (exact.best_return() - uniform) / (exact.best_return(corridor=exact.DEFAULT) - default_uniform)
+    good, gain = uniform + (0.9 - default_uniform) * scale, 0.35 * scale
+    if not (final > good and history[-1] > history[0] + gain):
         raise Failure("training_not_improving",
                       did=f"the run went from {fmt(history[0], 4)} to an exact return of {fmt(final, 4)}",
-                      should="REINFORCE from another seed should still end above 0.9",
+                      should=f"REINFORCE from another seed should still end above {fmt(good, 4)}, "
+                             f"{fmt(gain, 4)} or more above where it started (0.9 and 0.35 with the "
+                             "default rewards)",
                       see="plot other_history.")
     expect_close(history[-1], final, what="the last entry of other_history (the exact return "
                  "of other_theta by your exact_return)", rtol=1e-4, atol=1e-5,
@@ -72,7 +83,8 @@ def test_horizon_change(student, exact, models, explain):
     expect_close(short, exact.dp_return(theta, 2), what="short", rtol=1e-5, atol=1e-6,
                  models=models.exact_return(theta, 2) + [("wrong_value", exact.dp_return(theta, 8))],
                  explain=explain,
-                 see="from cell 0 two steps right earn -0.02; from cell 1 they reach the goal for 0.99.")
+                 see=f"from cell 0 two steps right earn two step costs ({2 * exact.STEP_COST:g}); from "
+                     f"cell 1 they reach the goal for {exact.STEP_COST + exact.GOAL_REWARD:g}.")
 
 
 @item(1, cell="test_exercise_clipping_signs", title="clipped objective on both advantage signs")
@@ -107,7 +119,17 @@ def test_sampled_vs_exact(student, exact, models, explain):
                        keys=("observation", "action", "reward", "active", "old_logp"))
     on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
     sampled = as_array(values["sampled"], what="sampled", shape=(3,))
-    expect_close(sampled, on_batch, what="sampled", rtol=1e-3, atol=1e-5,
+    if not close(sampled, on_batch, **SAMPLED_TOL):
+        # Crediting each action with the whole episode's return is a REINFORCE estimate too
+        # (unbiased: earlier rewards do not depend on later actions). On this batch it differs
+        # from the reward-to-go form only by the step costs paid before each step, about the
+        # float32 noise with a step cost of -0.01 and past it with -0.05, so whether it passed
+        # would depend on the student's rewards: it is accepted at every one (returns_to_go's and
+        # policy_loss's items catch it).
+        whole_returns = -models.loss_gradient(z, batch, "reinforce", 0.2, "returns_not_reward_to_go")
+        if close(sampled, whole_returns, **SAMPLED_TOL):
+            on_batch = whole_returns
+    expect_close(sampled, on_batch, what="sampled", **SAMPLED_TOL,
                  models=partial(negated, models.loss_gradients, z, batch, "reinforce", 0.2),
                  explain=explain,
                  see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce'): the minus sign turns "

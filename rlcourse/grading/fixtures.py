@@ -4,7 +4,9 @@ Each assignment's `conftest.py` used to repeat them (the same twenty lines three
 `GradingPlugin` registers this plugin, and a conftest holds only what is its own. A conftest
 fixture of the same name still wins (pytest prefers the closer definition).
 
-* `exact`: the assignment's exact oracle, `solutions/<name>/exact.py`;
+* `exact`: the assignment's exact oracle, `solutions/<name>/exact.py`; an oracle whose answers
+  depend on the student's own values defines `for_parameters(params)`, and `exact` is then what
+  that returns for the graded student (ps1: the corridor's rewards bound);
 * `misconceptions`: `graders/<name>/misconceptions.py` (the bug models), if the assignment has one;
 * `models`: `misconceptions.Models(exact)`, the buggy variants `Evidence` tries on a wrong value;
 * `explain`: `misconceptions.EXPLAIN`, the sentences that explain each model;
@@ -46,8 +48,10 @@ class GraderFixtures:
         return AssignmentConfig.read(self.grader_dir / "assignment.toml").variants.defaults
 
     @pytest.fixture(scope="session")
-    def exact(self):
-        return load_solution(self.course_root, self.name, "exact")
+    def exact(self, params):
+        oracle = load_solution(self.course_root, self.name, "exact")
+        bind = getattr(oracle, "for_parameters", None)
+        return oracle if bind is None else bind(params)
 
     @pytest.fixture(scope="session")
     def misconceptions(self):

@@ -153,7 +153,7 @@ class Grader:
         student.start()  # the cells run while pytest collects the graders
         try:
             items, internal = self._run_graders(student, parameters)
-            artifacts = self._collect_artifacts(student)
+            artifacts = self._collect_artifacts(student, parameters)
         finally:
             student.close()
         if student.engine_failure or internal:
@@ -190,16 +190,17 @@ class Grader:
                                "\n".join(plugin.collection_errors))
         return plugin.results, problems
 
-    def _collect_artifacts(self, student: StudentCode) -> dict:
+    def _collect_artifacts(self, student: StudentCode, parameters: dict) -> dict:
         """Data for the feedback page's figures, from `graders/<assignment>/feedback.py`'s
-        `collect(student)` if the assignment has one. Never costs a grade: any failure here
-        (the student's code raising, a crashed worker) just leaves the figures out."""
+        `collect(student, parameters)` (the student's own values, as the graders get them) if
+        the assignment has one. Never costs a grade: any failure here (the student's code
+        raising, a crashed worker) just leaves the figures out."""
         module = assignment_feedback(self.assignment)
         if module is None or not hasattr(module, "collect"):
             return {}
         started = time.perf_counter()
         try:
-            artifacts = module.collect(student)
+            artifacts = module.collect(student, parameters)
         except Exception as error:  # noqa: BLE001 - student failures and grader bugs alike
             self.log(f"feedback data not collected: {type(error).__name__}: {error}")
             artifacts = {}

@@ -5,8 +5,10 @@ the notebook gives students. The hidden graders use it as a *second* check only:
 is first compared with the independent float64 oracle in `solutions/ps1/exact.py`.
 
 The corridor: cells 0..3, an episode starts in cell 0 or 1 with equal probability, cell 3 is the
-goal (terminated, reward +1), every other live step costs 0.01, and an episode that has taken
-`horizon` steps without reaching the goal is truncated. Finished episodes stay put and earn nothing.
+goal (terminated, reward GOAL_REWARD), every other live step earns STEP_COST, and an episode that
+has taken `horizon` steps without reaching the goal is truncated. Finished episodes stay put and
+earn nothing. The rewards, like the exercises' seed and clip, are each student's own (PARAMS);
+this file has the defaults.
 """
 from functools import partial
 from typing import NamedTuple
@@ -14,9 +16,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+PARAMS = {"seed": 11, "clip": 0.2, "step_cost": -0.01, "goal_reward": 1.0}
+"""The defaults of graders/ps1/assignment.toml's [variants]; the notebook's locked cell
+`given_parameters` gives each student their own."""
+
 GOAL = 3
-STEP_COST = -0.01
-GOAL_REWARD = 1.0
+STEP_COST = PARAMS["step_cost"]
+GOAL_REWARD = PARAMS["goal_reward"]
 
 
 class State(NamedTuple):
@@ -169,7 +175,7 @@ def train(seed=0, updates=40, batch_size=256, horizon=8, method="ppo", epochs=3,
 def exercises():
     """The notebook's exercise answers, computed from the functions above."""
     theta_pg, _ = train(seed=0, method="reinforce", epochs=1)
-    other_theta, other_history = train(seed=11, method="reinforce", epochs=1)
+    other_theta, other_history = train(seed=PARAMS["seed"], method="reinforce", epochs=1)
 
     _, b = rollout(jnp.zeros(3), jax.random.key(77), 128, 8)
     old = b["old_logp"]
@@ -178,9 +184,9 @@ def exercises():
 
     short = exact_return(jnp.full(3, 100.0), horizon=2)
 
-    ratio = jnp.array([0.6, 1.0, 1.4])
-    positive = jnp.minimum(ratio * 1.0, jnp.clip(ratio, 0.8, 1.2) * 1.0)
-    negative = jnp.minimum(ratio * -1.0, jnp.clip(ratio, 0.8, 1.2) * -1.0)
+    ratio, eps = jnp.array([0.6, 1.0, 1.4]), PARAMS["clip"]
+    positive = jnp.minimum(ratio * 1.0, jnp.clip(ratio, 1 - eps, 1 + eps) * 1.0)
+    negative = jnp.minimum(ratio * -1.0, jnp.clip(ratio, 1 - eps, 1 + eps) * -1.0)
 
     z = jnp.array([-0.2, 0.3, 0.7])
     _, batch = rollout(z, jax.random.key(902), 32768, 8)

@@ -226,6 +226,24 @@ class TestPs1FeedbackData:
         assert student.gradient_calls == 1 and student.calls == 2 * len(data["ratios"])
         assert data["student"] == ps1_feedback.collect(FakeStudent())["clip_objective"]["student"]
 
+    def test_the_training_figure_is_drawn_for_the_students_rewards(self, ps1_feedback):
+        """The reference trained with the student's own rewards, and their uniform and best
+        returns; without rewards stored (an older ledger), the defaults'."""
+        rewards = {"step_cost": -0.05, "goal_reward": 0.9}
+        artifacts = ps1_feedback.collect(FakeStudent(), {"seed": 3, "clip": 0.1, **rewards})
+        assert artifacts["training"]["rewards"] == rewards
+        (_, figure), = [f for f in ps1_feedback.figures(artifacts) if f[0].startswith("Exact return")]
+        ax = figure.axes[0]
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        reference = ps1_feedback.reference_curves(-0.05, 0.9)
+        np.testing.assert_allclose(lines["reference REINFORCE"].get_ydata(), reference["reinforce"])
+        assert "always right (0.825)" in lines and "uniform policy (0.188281)" in lines
+        assert ax.get_title() == "with your rewards: step cost -0.05, goal reward 0.9"
+        del artifacts["training"]["rewards"]
+        (_, figure), = [f for f in ps1_feedback.figures(artifacts) if f[0].startswith("Exact return")]
+        labels = {line.get_label() for line in figure.axes[0].get_lines()}
+        assert {"always right (0.985)", "uniform policy (0.466875)"} <= labels and figure.axes[0].get_title() == ""
+
     def test_figures_tolerate_malformed_artifacts(self, ps1_feedback):
         assert ps1_feedback.figures({}) == []
         assert ps1_feedback.figures({"clip_objective": {"clip": "x"}, "training": 3}) == []

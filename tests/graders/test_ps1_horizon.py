@@ -19,6 +19,7 @@ from rlcourse.course.bank import build_submission, load_entries, reference_stude
 from rlcourse.course.directory import Course
 from rlcourse.course.solutions import load_course_module, load_solution
 from rlcourse.course.submission import CodeCell
+from rlcourse.course.variants import parameter_cell
 from rlcourse.grading.rubric import Failure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,13 +83,15 @@ def cell_source(grade_id):
 
 
 class Student:
-    """Stands in for the worker: the entry's cells up to exercise 6 run here, its text as written."""
+    """Stands in for the worker: the entry's cells up to exercise 6 run here (its parameter cell
+    pinned to its own name, as the bank grades it), its text as written."""
 
-    def __init__(self, notebook):
+    def __init__(self, notebook, name):
         self.submission = SimpleNamespace(cells=tuple(
             CodeCell(index, cell.metadata.get("nbgrader", {}).get("grade_id"), cell.source)
             for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"))
         self.namespace = {}
+        exec(parameter_cell("ps1", PS1.variants, student=name), self.namespace)  # noqa: S102
         by_id = {cell.grade_id: cell.source for cell in self.submission.cells}
         for name in ("given_environment", "finite_horizon_values"):
             exec(by_id[name], self.namespace)  # noqa: S102 - the course's own bank cells
@@ -113,8 +116,9 @@ NAMES = sorted(name for name, entry in ENTRIES.items() if entry.raw is None
 def test_each_entry_loses_exactly_its_items(name):
     base = reference_student(PS1.source_notebook, PS1.release_notebook)
     notebook = nbformat.reads(build_submission(ENTRIES[name], base).decode(), as_version=4)
-    student = Student(notebook)
-    fixtures = dict(exact=exact, models=misconceptions.Models(exact), explain=misconceptions.EXPLAIN)
+    student = Student(notebook, name)
+    own = exact.for_parameters(PS1.parameters(name))  # the oracle as the bank grades the entry
+    fixtures = dict(exact=own, models=misconceptions.Models(own), explain=misconceptions.EXPLAIN)
     lost = {}
     for item_id, item in ITEMS.items():
         wanted = {key: value for key, value in fixtures.items()
@@ -132,7 +136,7 @@ def test_the_visible_check_fails_each_finite_horizon_bug(name):
     holds and passes every correct one: run here on the entry's own cells, without a kernel."""
     base = reference_student(PS1.source_notebook, PS1.release_notebook)
     notebook = nbformat.reads(build_submission(ENTRIES[name], base).decode(), as_version=4)
-    student = Student(notebook)
+    student = Student(notebook, name)
     check = next(cell.source for cell in notebook.cells if cell.get("id") == "test_finite_horizon_values")
     buggy = any(item.startswith("horizon.") and item != "horizon.prediction" for item in ENTRIES[name].loses)
     if not buggy:
@@ -140,3 +144,21 @@ def test_the_visible_check_fails_each_finite_horizon_bug(name):
         return
     with pytest.raises((AssertionError, NotImplementedError)):
         exec(check, student.namespace)  # noqa: S102
+
+
+def test_a_students_own_rewards_in_exercise_6_are_seen_at_every_pair_but_the_defaults():
+    """The exercise keeps the default rewards for everyone: finite_horizon_values written with the
+    student's own STEP_COST and GOAL_REWARD (fh_own_rewards) is wrong in the values of some graded
+    case and in the first moves of another for every other pair of rewards, and is no bug at the
+    defaults."""
+    choices = {p.name: p.choices for p in PS1.variants.parameters}
+    for cost, reward in itertools.product(choices["step_cost"], choices["goal_reward"]):
+        models = misconceptions.Models(exact.for_parameters({"step_cost": cost, "goal_reward": reward}))
+        values_apart, moves_apart = False, False
+        for climb_cost, max_horizon in horizon.CASES:
+            truth = exact.finite_horizon(climb_cost, max_horizon)
+            own = dict(models.finite_horizon(climb_cost, max_horizon))["fh_own_rewards"]
+            values_apart |= not np.allclose(own[0], truth[0], rtol=1e-4, atol=1e-4)
+            moves_apart |= not np.array_equal(own[1], truth[1])
+        default = (cost, reward) == (exact.DEFAULT.step_cost, exact.DEFAULT.goal_reward)
+        assert (values_apart, moves_apart) == ((False, False) if default else (True, True)), (cost, reward)

@@ -53,13 +53,13 @@ class RecordingStudent:
         raise WorkerError("missing_name", "no notebook variables here")
 
 
-def run_items(name, grader_file, answers, tmp_path, gradients=None):
-    """Runs one grader module's items against a RecordingStudent; returns (calls, results), each
-    call as (item, function, args, kwargs)."""
+def run_items(name, grader_file, answers, tmp_path, gradients=None, params=None):
+    """Runs one grader module's items against a RecordingStudent (graded with `params`, the
+    defaults if None); returns (calls, results), each call as (item, function, args, kwargs)."""
     assignment = COURSE.assignment(name)
     student = RecordingStudent(answers, gradients)
     tags = set(load_diagnoses(assignment.grader_dir))
-    plugin = GradingPlugin(student, known_tags=tags)
+    plugin = GradingPlugin(student, known_tags=tags, params=params)
     ini = tmp_path / "pytest.ini"
     ini.write_text("[pytest]\naddopts =\n")
     code = pytest.main([str(assignment.grader_dir / grader_file), "-p", "no:cacheprovider",
@@ -82,8 +82,12 @@ HAND_CHOSEN_REWARDS = {"test_reinforce_gradient_exact", "test_ppo_clip_both_sign
 episodes with a chosen advantage), as policy_loss's docstring says the graders may do."""
 
 
-def test_ps1_every_policy_loss_input_is_a_rollout(tmp_path):
-    exact = load_solution(ROOT, "ps1", "exact")
+@pytest.mark.parametrize("params", [None, {"seed": 5, "clip": 0.1, "step_cost": -0.05, "goal_reward": 1.2}],
+                         ids=["defaults", "other rewards"])
+def test_ps1_every_policy_loss_input_is_a_rollout(tmp_path, params):
+    """With the defaults and with a student's own rewards: the records carry that student's
+    corridor rewards (the graders' oracle is bound to them)."""
+    exact = load_solution(ROOT, "ps1", "exact").for_parameters(params or {})
     module = grader("ps1", "test_policy_loss.py")
 
     def loss(theta, records, method="ppo", clip=0.2):
@@ -96,7 +100,7 @@ def test_ps1_every_policy_loss_input_is_a_rollout(tmp_path):
         return np.float64(exact.surrogate_loss(theta, received, method, clip)), grad
 
     calls, results = run_items("ps1", "test_policy_loss.py", {"policy_loss": loss}, tmp_path,
-                               {"policy_loss": loss_and_grad})
+                               {"policy_loss": loss_and_grad}, params=params)
     assert results and all(result.passed for result in results), [r.id for r in results if not r.passed]
     checked = [(item, args[1]) for item, function, args, _ in calls if function == "policy_loss"]
     assert len(checked) >= 20 and {item for item, _ in checked} >= HAND_CHOSEN_REWARDS

@@ -9,6 +9,8 @@ b, c.
 """
 CELLS = {
     "finite_horizon_values": '''CLIMB_COST = 0.5325
+UPHILL_STEP_COST = -0.01
+UPHILL_GOAL_REWARD = 1.0
 
 
 def finite_horizon_values(climb_cost, max_horizon=12):
@@ -17,8 +19,8 @@ def finite_horizon_values(climb_cost, max_horizon=12):
     right_of = jnp.minimum(cells + 1, GOAL)
     rows, moves = [jnp.zeros(4)], [jnp.zeros(3, dtype=jnp.int32)]
     for _ in range(max_horizon):
-        go_left = STEP_COST + rows[-1][left_of]
-        go_right = jnp.where(right_of == GOAL, GOAL_REWARD, -climb_cost) + rows[-1][right_of]
+        go_left = UPHILL_STEP_COST + rows[-1][left_of]
+        go_right = jnp.where(right_of == GOAL, UPHILL_GOAL_REWARD, -climb_cost) + rows[-1][right_of]
         rows.append(jnp.maximum(go_left, go_right))
         moves.append((go_right > go_left)[:3].astype(jnp.int32))
     return jnp.stack(rows), jnp.stack(moves)

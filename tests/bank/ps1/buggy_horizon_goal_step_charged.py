@@ -5,8 +5,8 @@ the goal is low by climb_cost and the climb from cell 0 never pays within twelve
 notebook's cost: values and first moves lose with fh_goal_step_charged.
 """
 EDITS = {
-    "finite_horizon_values": [("jnp.where(right_of == GOAL, GOAL_REWARD, -climb_cost + previous",
-                               "-climb_cost + jnp.where(right_of == GOAL, GOAL_REWARD, previous")],
+    "finite_horizon_values": [("jnp.where(right_of == GOAL, UPHILL_GOAL_REWARD,\n                             -climb_cost + previous",
+                               "-climb_cost + jnp.where(right_of == GOAL, UPHILL_GOAL_REWARD,\n                             previous")],
 }
 LOSES = {
     "horizon.values": "fh_goal_step_charged",

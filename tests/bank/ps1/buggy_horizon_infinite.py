@@ -6,17 +6,19 @@ prediction is one step late (8 instead of 7: prediction_boundary_off_by_one).
 """
 CELLS = {
     "finite_horizon_values": '''CLIMB_COST = 0.5325
+UPHILL_STEP_COST = -0.01
+UPHILL_GOAL_REWARD = 1.0
 
 
 def finite_horizon_values(climb_cost, max_horizon=12, gamma=0.99):
     def backup(_, v):
-        left = STEP_COST + gamma * v[jnp.array([0, 0, 1])]
-        right = jnp.array([-climb_cost + gamma * v[1], -climb_cost + gamma * v[2], GOAL_REWARD])
+        left = UPHILL_STEP_COST + gamma * v[jnp.array([0, 0, 1])]
+        right = jnp.array([-climb_cost + gamma * v[1], -climb_cost + gamma * v[2], UPHILL_GOAL_REWARD])
         return jnp.append(jnp.maximum(left, right), 0.0)
 
     v = jax.lax.fori_loop(0, 5000, backup, jnp.zeros(4))
-    left = STEP_COST + gamma * v[jnp.array([0, 0, 1])]
-    right = jnp.array([-climb_cost + gamma * v[1], -climb_cost + gamma * v[2], GOAL_REWARD])
+    left = UPHILL_STEP_COST + gamma * v[jnp.array([0, 0, 1])]
+    right = jnp.array([-climb_cost + gamma * v[1], -climb_cost + gamma * v[2], UPHILL_GOAL_REWARD])
     greedy = (right > left).astype(jnp.int32)
     values = jnp.stack([jnp.zeros(4)] + [v] * max_horizon)
     actions = jnp.stack([jnp.zeros(3, dtype=jnp.int32)] + [greedy] * max_horizon)

@@ -8,6 +8,8 @@ wrong option of each question (a, b, a, a).
 """
 CELLS = {
     "finite_horizon_values": '''CLIMB_COST = 0.5325
+UPHILL_STEP_COST = -0.01
+UPHILL_GOAL_REWARD = 1.0
 
 
 def finite_horizon_values(climb_cost, max_horizon=12):
@@ -15,8 +17,8 @@ def finite_horizon_values(climb_cost, max_horizon=12):
     actions = jnp.zeros((max_horizon + 1, 3), dtype=jnp.int32)
     previous = jnp.zeros(4)
     for k in range(max_horizon + 1):
-        left = STEP_COST + previous[jnp.array([0, 0, 1])]
-        right = jnp.array([-climb_cost + previous[1], -climb_cost + previous[2], GOAL_REWARD])
+        left = UPHILL_STEP_COST + previous[jnp.array([0, 0, 1])]
+        right = jnp.array([-climb_cost + previous[1], -climb_cost + previous[2], UPHILL_GOAL_REWARD])
         row = jnp.append(jnp.maximum(left, right), 0.0)
         values = values.at[k].set(row)
         actions = actions.at[k].set((right > left).astype(jnp.int32))

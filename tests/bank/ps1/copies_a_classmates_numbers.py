@@ -2,7 +2,8 @@
 eps 0.2, the defaults, which are also what a notebook run without a student id shows) instead
 of PARAMS. Graded as the student `copies_a_classmates_numbers`, whose own values are seed 46 and
 eps 0.25: other_theta is not the run from seed 46, and the clipped values are those of the wrong
-band, so both items are lost; everything else is the reference's and keeps its points.
+band, so both items are lost; everything else is the reference's and keeps its points (its
+rewards, -0.03 and 0.9, come from the given environment cell, which grading restores).
 """
 CELLS = {
     "exercise_changed_seed": '''other_theta, other_history = train(seed=11, method='reinforce', epochs=1)

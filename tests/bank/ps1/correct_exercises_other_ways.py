@@ -47,6 +47,8 @@ exact = jax.jacrev(exact_return)(z)
     "finite_horizon_values": '''import numpy as np
 
 CLIMB_COST = 0.5325
+UPHILL_STEP_COST = -0.01
+UPHILL_GOAL_REWARD = 1.0
 
 
 def finite_horizon_values(climb_cost, max_horizon=12):

@@ -50,7 +50,7 @@ def exact_return(theta, horizon=8):
         jnp.stack([zero, q[2], zero, p[2]]),
         jnp.zeros(4),
     ])
-    # Expected reward of one step from each cell: -0.01 unless the step enters the goal.
+    # Expected reward of one step from each cell: STEP_COST unless the step enters the goal.
     r = jnp.stack([STEP_COST, STEP_COST, q[2] * STEP_COST + p[2] * GOAL_REWARD, zero])
     V = jax.lax.fori_loop(0, horizon, lambda _, V: r + P @ V, jnp.zeros(4))
     start = jnp.array([0.5, 0.5, 0.0, 0.0])
