@@ -1,7 +1,8 @@
 """Whose notebook it is, on the paths that grade one upload: `rlcourse grade --student` and
 Gradescope's autograder (the uploader from submission_metadata.json). ps1 gives each student their
-own seed and clip ([variants]); a notebook written for ada, with her values typed in as numbers
-(as a student who copies the printed line does), keeps its points only when graded as ada.
+own seed, clip and rewards ([variants]); a notebook written for ada, with her seed and clip typed
+in as numbers (as a student who copies the printed line does), keeps its points only when graded
+as ada (its rewards come from the given cell, pinned to whoever it is graded as).
 
 Slow: each test grades whole ps1 notebooks in child processes (about 25 s and 15 s idle).
 """
