@@ -38,11 +38,12 @@ def reset(key):
     return State(jax.random.randint(key, (), 0, 2), jnp.int32(0), jnp.bool_(False))
 
 
-def step(state, action, horizon=8):
+def step(state, action, horizon=8, rewards=None):
     """Move left (action 0) or right (action 1); report termination and truncation separately.
 
     A finished episode is absorbing: it keeps its position and earns no reward and no new event,
-    so a batch of episodes can be stepped in lockstep without resets.
+    so a batch of episodes can be stepped in lockstep without resets. `rewards` is (step cost,
+    goal reward): STEP_COST and GOAL_REWARD when left out.
     """
     live = ~state.done
     moved = jnp.clip(state.position + 2 * action - 1, 0, GOAL)
@@ -50,7 +51,8 @@ def step(state, action, horizon=8):
     elapsed = state.elapsed + live.astype(jnp.int32)
     terminated = live & (position == GOAL)
     truncated = live & ~terminated & (elapsed >= horizon)
-    reward = jnp.where(live, jnp.where(terminated, GOAL_REWARD, STEP_COST), 0.0)
+    step_cost, goal_reward = (STEP_COST, GOAL_REWARD) if rewards is None else rewards
+    reward = jnp.where(live, jnp.where(terminated, goal_reward, step_cost), 0.0)
     done = state.done | terminated | truncated
     return State(position, elapsed, done), reward, terminated, truncated
 
@@ -61,13 +63,19 @@ def log_probability(theta, observations, actions):
     return jnp.where(actions == 1, jax.nn.log_sigmoid(logits), jax.nn.log_sigmoid(-logits))
 
 
-@partial(jax.jit, static_argnames=("batch_size", "horizon"))
 def rollout(theta, key, batch_size=256, horizon=8):
     """Sample `batch_size` episodes; every record has shape [horizon, batch_size].
 
     `old_logp` is the behaviour policy's log-probability of each sampled action, stored at
     collection time so that later updates can compare against the policy that collected the data.
     """
+    # Your rewards go in as numbers rather than being built into the compiled program,
+    # so one program serves every pair of rewards.
+    return _rollout(theta, key, jnp.array([STEP_COST, GOAL_REWARD]), batch_size, horizon)
+
+
+@partial(jax.jit, static_argnames=("batch_size", "horizon"))
+def _rollout(theta, key, rewards, batch_size, horizon):
     reset_key, action_key = jax.random.split(key)
     start = jax.vmap(reset)(jax.random.split(reset_key, batch_size))
 
@@ -79,7 +87,7 @@ def rollout(theta, key, batch_size=256, horizon=8):
         episode_keys = jax.random.split(time_key, batch_size)
         action = jax.vmap(jax.random.bernoulli)(episode_keys, p_right).astype(jnp.int32)
         next_states, reward, terminated, truncated = jax.vmap(
-            lambda s, a: step(s, a, horizon))(states, action)
+            lambda s, a: step(s, a, horizon, rewards))(states, action)
         record = dict(observation=observation, action=action, reward=reward,
                       active=~states.done, terminated=terminated, truncated=truncated,
                       old_logp=log_probability(theta, observation, action))
