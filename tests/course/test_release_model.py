@@ -45,7 +45,8 @@ def test_ps1_cells_are_what_nbgrader_records_in_its_gradebook(tmp_path):
     assert set(release.given) == {"given_environment", "given_parameters", "given_training",
                                   "example_training", "horizon_run"}
     assert release.expected_ids == release.todo_ids | set(release.given)
-    assert release.order[:4] == ["given_environment", "given_parameters", "returns_to_go",
+    # The parameter cell comes first: the given environment reads the student's rewards from it.
+    assert release.order[:4] == ["given_parameters", "given_environment", "returns_to_go",
                                  "test_returns_to_go"]
 
 
