@@ -44,7 +44,7 @@ from rlcourse.course.bank import build_submission, load_entries, reference_stude
 from rlcourse.course.solutions import load_course_module
 from rlcourse.worker.sandbox import bwrap_status, confinement
 
-pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
+pytestmark = [pytest.mark.slow, pytest.mark.nbgrader, pytest.mark.serial]
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -9,7 +9,7 @@ from rlcourse.course.bank import reference_student
 from rlcourse.grading.pipeline import Grader
 from rlcourse.worker.limits import Limits
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 NEEDS_EXACT_RETURN = {"exact_return.known_policies", "exact_return.random_theta_horizons",
                       "exact_return.gradient", "training.reinforce", "training.ppo",

@@ -228,6 +228,7 @@ def test_a_call_that_runs_out_of_memory_fails_at_once_on_the_same_arguments(tmp_
         launcher.close()
 
 
+@pytest.mark.serial
 def test_a_function_that_hung_is_retried_in_a_cell_for_a_calls_time_only(tmp_path):
     launcher = make_launcher(WorkerOptions("numpy", Limits(cell_seconds=10, call_seconds=1)), strategy="fork")
     student, counting = counted_student(tmp_path, launcher, HANGS, "stuck = spin(1)", "other = spin(2)",

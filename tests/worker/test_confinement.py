@@ -20,7 +20,7 @@ from rlcourse.worker.launchers import WorkerOptions, make_launcher
 from rlcourse.worker.limits import Limits
 from rlcourse.worker.sandbox import bwrap_status, confinement
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 LIMITS = Limits(call_seconds=10, cell_seconds=10, memory_bytes=2 << 30, file_bytes=1 << 20)
 HAS_BWRAP = bwrap_status()[0]
