@@ -29,7 +29,6 @@ import csv
 import hashlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -43,6 +42,7 @@ import pytest
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.solutions import load_course_module
 from rlcourse.worker.sandbox import bwrap_status, confinement
+from course_copy import copy_course
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader, pytest.mark.serial]
 
@@ -165,21 +165,19 @@ def course_snapshot(course: Path) -> dict[str, tuple]:
 
 
 def course_copy(folder: Path) -> Path:
-    for name in ("graders", "solutions", "source", "release"):
-        shutil.copytree(ROOT / name, folder / name)
-    shutil.copy(ROOT / "nbgrader_config.py", folder)
-    if (ROOT / ".rlcourse-cache").is_dir():  # the warmed compilation cache, if any
-        shutil.copytree(ROOT / ".rlcourse-cache", folder / ".rlcourse-cache")
-    secret = folder / "secret-outside-sandbox.txt"
+    """ps1's course (tests/course_copy.py, with the checkout's compilation cache and its warm-up
+    records), a secret only root may read, and the lowered limits of TEST_LIMITS."""
+    course = copy_course(folder / "course", "ps1", cache=True)
+    secret = course / "secret-outside-sandbox.txt"
     secret.write_text(SECRET + "\n")
     secret.chmod(0o600)
-    spec = folder / "graders" / "ps1" / "assignment.toml"
+    spec = course / "graders" / "ps1" / "assignment.toml"
     text = spec.read_text()
     assert "[limits]" in text
     kept = [line for line in text.splitlines() if line.split("=")[0].strip() not in TEST_LIMITS]
     lowered = [f"{key} = {value!r}" for key, value in TEST_LIMITS.items()]
     spec.write_text("\n".join(kept).replace("[limits]", "\n".join(["[limits]", *lowered])) + "\n")
-    return folder
+    return course
 
 
 class Listener:
