@@ -63,7 +63,8 @@ def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path, privat
     """`command` inside bubblewrap, seeing `home` (writable: bound from the host, or with
     `private_home` a tmpfs of `scratch_bytes` of its own) and the compilation cache."""
     cache = [options.compile_cache] if options.compile_cache else []
-    environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp")
+    environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp",
+                       XDG_CACHE_HOME="/tmp")
     return bwrap_command(command, environment=environment,
                          writable=[*([] if private_home else [home]),
                                    *(cache if options.cache_writable else [])],

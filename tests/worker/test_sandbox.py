@@ -88,3 +88,21 @@ def test_doctor_reports_the_level_in_force():
                           env=dict(os.environ, RLCOURSE_ISOLATION="auto"))
     expected = "bwrap" if bwrap_status()[0] else "rlimits"
     assert f"isolation in force: {expected}" in auto.stdout
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_matplotlib_in_a_sandboxed_worker_writes_nothing_to_the_terminal(capfd):
+    """The home is read-only, so fontconfig had nowhere to keep its cache: it printed "Fontconfig
+    error: No writable cache directories" five times into the terminal of every `rlcourse grade`."""
+    launcher = make_launcher(WorkerOptions("numpy", Limits(), isolation="bwrap"), strategy="fork")
+    try:
+        worker = launcher.launch()
+        worker.request("run_cell", {"index": 0, "source": (
+            "import matplotlib.font_manager as fm, subprocess\n"
+            "fonts = subprocess.run(['fc-list'], capture_output=True, text=True)\n"
+            "found = fm.findfont('DejaVu Sans')\n")}, timeout=60)
+        worker.kill()
+    finally:
+        launcher.close()
+    assert "Fontconfig" not in capfd.readouterr().err
