@@ -3,7 +3,8 @@
 A measurement, not a test: the machines are shared and noisy, so it prints medians and ratios,
 and no threshold makes it fail.
 
-    .venv/bin/python benchmarks/grade_throughput.py [--submissions 50] [--repeats 5] [--skip-nbgrader]
+    .venv/bin/python benchmarks/grade_throughput.py [--assignment ps1] [--submissions 50] [--repeats 5]
+                                                    [--skip-nbgrader] [--no-dask]
 
 What it prints:
 1. where one submission's time goes: process start and imports, the fork template, parsing the
@@ -11,7 +12,8 @@ What it prints:
    and each grader item;
 2. one notebook with `rlcourse grade`, from the command to the printed report (median), cold
    and answered by a running `rlcourse serve`;
-3. the class (copies of the readable demo submissions) graded by `nbgrader autograde`, then by
+3. the class (copies of the readable demo submissions for ps1; for ps2 and ps3, of six bank
+   entries: the reference, two correct ports of the field's code and three common bugs) graded by `nbgrader autograde`, then by
    `rlcourse autograde` with 1, 2 and all cores and through Dask (an embedded LocalCluster):
    seconds per submission, submissions per minute, the ratio to nbgrader, the core-seconds each
    submission cost (CPU time of every process of the run, sampled) and the memory the grading
@@ -36,10 +38,19 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
+from rlcourse.course.bank import build_submission, load_entries, reference_student  # noqa: E402
 from rlcourse.course.directory import Course  # noqa: E402
 from rlcourse.demo import STUDENTS, demo_notebooks  # noqa: E402
 
 READABLE = [student for student, entry in STUDENTS.items() if entry != "not_json"]
+CLASS_MIX = {
+    "ps2": ["reference", "correct_cleanrl_ppo_port", "correct_sb3_gae_port", "buggy_clip_without_min",
+            "buggy_gae_forward_loop", "buggy_old_logp_not_frozen"],
+    "ps3": ["reference", "correct_spinningup_port", "correct_einsum_and_cleanrl_ppo", "buggy_grad_sign",
+            "buggy_softmax_overflow", "buggy_returns_leak_across_episodes"],
+}
+"""ps2's and ps3's classes: there are no demo students for them, so bank entries stand in, in about
+the proportions of the ps1 demo class (half of it correct, written in different ways)."""
 CORES = len(os.sched_getaffinity(0))
 
 
@@ -53,22 +64,37 @@ def run(command: list, env: dict | None = None, **kwargs) -> subprocess.Complete
 
 
 # --- the class -----------------------------------------------------------------------------------
-def make_class(folder: Path, count: int) -> list[str]:
-    """An nbgrader course directory holding `count` submissions, cycling through the readable
-    demo notebooks; returns the student ids."""
+def class_notebooks(assignment: str) -> dict[str, bytes]:
+    """The notebooks a class is made of, by a name for their author: ps1's readable demo students,
+    or CLASS_MIX's bank entries built on the reference student."""
+    course = Course(ROOT)
+    if assignment == "ps1":
+        paths = demo_notebooks(course)
+        return {student: paths[student].read_bytes() for student in READABLE}
+    found = course.assignment(assignment)
+    entries = {entry.name: entry for entry in load_entries(ROOT / "tests" / "bank" / assignment)}
+    base = reference_student(found.source_notebook, found.release_notebook)
+    return {name.replace("_", "-"): build_submission(entries[name], base) for name in CLASS_MIX[assignment]}
+
+
+def make_class(folder: Path, count: int, assignment: str) -> list[str]:
+    """An nbgrader course directory holding `count` submissions, cycling through
+    `class_notebooks(assignment)`; returns the student ids."""
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "nbgrader_config.py", folder)
-    shutil.copytree(ROOT / "source" / "ps1", folder / "source" / "ps1")
+    shutil.copytree(ROOT / "source" / assignment, folder / "source" / assignment)
     # nbgrader autograde needs the assignment in its gradebook: generate it as an instructor would.
-    run([str(BIN / "nbgrader"), "generate_assignment", "ps1", "--force"], cwd=folder)
-    notebooks = demo_notebooks(Course(ROOT))
+    run([str(BIN / "nbgrader"), "generate_assignment", assignment, "--force"], cwd=folder)
+    notebooks = class_notebooks(assignment)
+    notebook_name = Course(ROOT).assignment(assignment).notebook
+    authors = list(notebooks)
     students = []
     for index in range(count):
-        demo_student = READABLE[index % len(READABLE)]
-        name = f"{demo_student}{index:03d}"
-        target = folder / "submitted" / name / "ps1" / "ps1.ipynb"
+        author = authors[index % len(authors)]
+        name = f"{author}{index:03d}"
+        target = folder / "submitted" / name / assignment / notebook_name
         target.parent.mkdir(parents=True)
-        shutil.copy(notebooks[demo_student], target)
+        target.write_bytes(notebooks[author])
         students.append(name)
     return students
 
@@ -122,10 +148,10 @@ class TreeSampler:
 
 
 # --- the runs ------------------------------------------------------------------------------------
-def time_nbgrader(class_dir: Path) -> tuple[float, float]:
+def time_nbgrader(class_dir: Path, assignment: str) -> tuple[float, float]:
     """Wall seconds and core-seconds (nbgrader and the kernels it starts)."""
     started = time.perf_counter()
-    process = subprocess.Popen([str(BIN / "nbgrader"), "autograde", "ps1", "--create", "--force"],
+    process = subprocess.Popen([str(BIN / "nbgrader"), "autograde", assignment, "--create", "--force"],
                                cwd=class_dir, env=environment(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     with TreeSampler(process.pid) as tree:
@@ -135,16 +161,16 @@ def time_nbgrader(class_dir: Path) -> tuple[float, float]:
     return time.perf_counter() - started, tree.core_seconds
 
 
-def nbgrader_scores(class_dir: Path) -> dict[str, float]:
+def nbgrader_scores(class_dir: Path, assignment: str) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{class_dir / 'gradebook.db'}") as gradebook:
         return {submission.student.id: submission.score
-                for submission in gradebook.assignment_submissions("ps1")}
+                for submission in gradebook.assignment_submissions(assignment)}
 
 
-def time_rlcourse_autograde(class_dir: Path, *options: str) -> tuple[float, int, float]:
-    command = [str(BIN / "rlcourse"), "autograde", "ps1", "--course-dir", str(class_dir), *options]
+def time_rlcourse_autograde(class_dir: Path, assignment: str, *options: str) -> tuple[float, int, float]:
+    command = [str(BIN / "rlcourse"), "autograde", assignment, "--course-dir", str(class_dir), *options]
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
@@ -156,18 +182,18 @@ def time_rlcourse_autograde(class_dir: Path, *options: str) -> tuple[float, int,
     return elapsed, tree.peak_bytes, tree.core_seconds
 
 
-def ledger_scores(class_dir: Path, students: list[str]) -> dict[str, float]:
+def ledger_scores(class_dir: Path, assignment: str, students: list[str]) -> dict[str, float]:
     scores = {}
     for student in students:
-        ledger = class_dir / "autograded" / student / "ps1" / "rlcourse-report.json"
+        ledger = class_dir / "autograded" / student / assignment / "rlcourse-report.json"
         scores[student] = json.loads(ledger.read_text())["report"]["score"]
     return scores
 
 
-def time_grade_one(path: Path, *, service: Path | None = None) -> tuple[float, dict]:
+def time_grade_one(path: Path, assignment: str, *, service: Path | None = None) -> tuple[float, dict]:
     """`rlcourse grade` from the command to the printed report: cold (in its own process), or
     answered by a running `rlcourse serve` listening on `service`."""
-    command = [str(BIN / "rlcourse"), "grade", "ps1", str(path), "--json"]
+    command = [str(BIN / "rlcourse"), "grade", assignment, str(path), "--json"]
     env = environment()
     if service is None:
         command.append("--no-service")
@@ -181,13 +207,13 @@ def time_grade_one(path: Path, *, service: Path | None = None) -> tuple[float, d
     return elapsed, json.loads(result.stdout)
 
 
-def time_grade_served(path: Path, repeats: int) -> list[float]:
-    """The same through `rlcourse serve ps1`, started once beforehand (its start is not timed)."""
+def time_grade_served(path: Path, assignment: str, repeats: int) -> list[float]:
+    """The same through `rlcourse serve`, started once beforehand (its start is not timed)."""
     import socket
 
     with tempfile.TemporaryDirectory(prefix="rlcourse-bench-service-") as folder:
         where = Path(folder) / "grade.sock"
-        service = subprocess.Popen([str(BIN / "rlcourse"), "serve", "ps1"], cwd=ROOT,
+        service = subprocess.Popen([str(BIN / "rlcourse"), "serve", assignment], cwd=ROOT,
                                    env=dict(environment(), RLCOURSE_SERVICE=str(where)),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -199,14 +225,14 @@ def time_grade_served(path: Path, repeats: int) -> list[float]:
                         break
                     except OSError:
                         time.sleep(0.2)
-            return [time_grade_one(path, service=where)[0] for _ in range(repeats)]
+            return [time_grade_one(path, assignment, service=where)[0] for _ in range(repeats)]
         finally:
             service.terminate()
             service.wait(timeout=60)
 
 
 # --- where one submission's time goes ------------------------------------------------------------
-def profile_start() -> dict[str, float]:
+def profile_start(assignment: str) -> dict[str, float]:
     """Process start and imports of the grading process, and a fork template's start."""
     figures = {}
     started = time.perf_counter()
@@ -216,11 +242,13 @@ def profile_start() -> dict[str, float]:
     run([sys.executable, "-c", "import rlcourse.cli, rlcourse.grading.pipeline"])
     figures["python start + grader imports (pytest, engine)"] = time.perf_counter() - started
     code = ("import time; from rlcourse.course.directory import Course; from rlcourse.worker.launchers import "
-            "WorkerOptions, make_launcher; a = Course.find().assignment('ps1'); "
-            "t = time.perf_counter(); l = make_launcher(WorkerOptions('jax', a.limits)); "
+            f"WorkerOptions, make_launcher; a = Course.find().assignment({assignment!r}); "
+            "t = time.perf_counter(); l = make_launcher(WorkerOptions(a.framework, a.limits)); "
             "w = l.launch(); w.request('run_cell', dict(index=0, source='x = 1'), timeout=60); "
             "print(time.perf_counter() - t); w.kill(); l.close()")
-    figures["fork template ready (imports JAX, matplotlib)"] = float(run([sys.executable, "-c", code], cwd=ROOT).stdout)
+    framework = Course(ROOT).assignment(assignment).framework
+    figures[f"fork template ready (imports {framework}, matplotlib)"] = float(
+        run([sys.executable, "-c", code], cwd=ROOT).stdout)
     return figures
 
 
@@ -261,18 +289,24 @@ print(json.dumps(rows))
     return [tuple(row) for row in json.loads(result.stdout.strip().splitlines()[-1])]
 
 
-def print_profile(path: Path, report: dict) -> None:
+def print_profile(path: Path, assignment: str, report: dict) -> None:
     from rlcourse.course.submission import load_submission
 
     print("1. Where one submission's time goes (seconds)")
-    for label, seconds in profile_start().items():
+    for label, seconds in profile_start(assignment).items():
         print(f"   {label:58s} {seconds:6.2f}")
     started = time.perf_counter()
     load_submission(path)
     print(f"   {'parse the notebook':58s} {time.perf_counter() - started:6.3f}")
+    if Course(ROOT).assignment(assignment).framework == "jax":
+        print_cells(path, assignment)
+    print_report_timings(report)
+
+
+def print_cells(path: Path, assignment: str) -> None:
     from importlib import metadata
 
-    cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / "ps1"
+    cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment
     print("   the student's cells, each run once in a trusted process: total | of which JAX")
     print("   tracing and compiling, with the course's compilation cache, then without it:")
     warm, cold = profile_cells(path, str(cache)), profile_cells(path, None)
@@ -280,6 +314,9 @@ def print_profile(path: Path, report: dict) -> None:
         print(f"     {name:34s} {seconds:6.2f} | {compiling:5.2f}      {cold_seconds:6.2f} | {cold_compiling:5.2f}")
     print(f"     {'all cells':34s} {sum(r[1] for r in warm):6.2f} | {sum(r[2] for r in warm):5.2f}"
           f"      {sum(r[1] for r in cold):6.2f} | {sum(r[2] for r in cold):5.2f}")
+
+
+def print_report_timings(report: dict) -> None:
     timings = report["timings"]
     print("   in `rlcourse grade` (worker side):")
     for key in ("worker_start", "run_cells", "graders", "feedback_data", "total"):
@@ -291,27 +328,34 @@ def print_profile(path: Path, report: dict) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--assignment", choices=["ps1", "ps2", "ps3"], default="ps1")
     parser.add_argument("--submissions", type=int, default=50, help="size of the class")
     parser.add_argument("--repeats", type=int, default=5, help="single-notebook runs to take the median of")
     parser.add_argument("--skip-nbgrader", action="store_true", help="leave nbgrader out (it is slow)")
+    parser.add_argument("--no-dask", action="store_true", help="leave the Dask runs out")
     options = parser.parse_args()
+    name = options.assignment
 
     print(f"machine: {CORES} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB; "
-          f"python {sys.version.split()[0]}")
-    one = demo_notebooks(Course(ROOT))["ada"]
-    warm_started = time.perf_counter()
-    time_grade_one(one)  # warms the compilation cache if it was cold (a trusted, once-per-course step)
-    print(f"first run (warms JAX's compilation cache with the reference if cold): "
-          f"{time.perf_counter() - warm_started:.1f} s\n")
+          f"python {sys.version.split()[0]}; assignment {name}")
+    notebooks = class_notebooks(name)
+    with tempfile.TemporaryDirectory(prefix="rlcourse-bench-one-") as folder:
+        author = next(iter(notebooks))
+        one = Path(folder) / f"{author}.ipynb"
+        one.write_bytes(notebooks[author])
+        warm_started = time.perf_counter()
+        time_grade_one(one, name)  # warms the compilation cache if it was cold (a trusted, once-per-course step)
+        print(f"first run (measures the reference, and warms JAX's compilation cache, if not done): "
+              f"{time.perf_counter() - warm_started:.1f} s\n")
 
-    singles = [time_grade_one(one) for _ in range(options.repeats)]
-    print_profile(one, singles[-1][1])
-    seconds = [elapsed for elapsed, _ in singles]
-    print(f"\n2. `rlcourse grade ps1 ONE.ipynb`, command to report: median {statistics.median(seconds):.2f} s "
-          f"over {len(seconds)} runs ({', '.join(f'{s:.2f}' for s in seconds)})")
-    served = time_grade_served(one, options.repeats)
-    print(f"   answered by a running `rlcourse serve ps1`: median {statistics.median(served):.2f} s "
-          f"over {len(served)} runs ({', '.join(f'{s:.2f}' for s in served)})\n")
+        singles = [time_grade_one(one, name) for _ in range(options.repeats)]
+        print_profile(one, name, singles[-1][1])
+        seconds = [elapsed for elapsed, _ in singles]
+        print(f"\n2. `rlcourse grade {name} ONE.ipynb` ({author}), command to report: median "
+              f"{statistics.median(seconds):.2f} s over {len(seconds)} runs ({', '.join(f'{s:.2f}' for s in seconds)})")
+        served = time_grade_served(one, name, options.repeats)
+        print(f"   answered by a running `rlcourse serve {name}`: median {statistics.median(served):.2f} s "
+              f"over {len(served)} runs ({', '.join(f'{s:.2f}' for s in served)})\n")
 
     rows = []
     scores = {}
@@ -321,33 +365,36 @@ def main() -> int:
         students = None
         if not options.skip_nbgrader:
             class_dir = base / "nbgrader"
-            students = make_class(class_dir, count)
-            elapsed, core_seconds = time_nbgrader(class_dir)
+            students = make_class(class_dir, count, name)
+            elapsed, core_seconds = time_nbgrader(class_dir, name)
             rows.append(("nbgrader autograde (serial)", elapsed, None, core_seconds))
-            scores["nbgrader (visible tests only)"] = nbgrader_scores(class_dir)
+            scores["nbgrader (visible tests only)"] = nbgrader_scores(class_dir, name)
         runs = [("rlcourse autograde --workers 1", ["--workers", "1"]),
                 ("rlcourse autograde --workers 2", ["--workers", "2"])]
         if CORES > 2:
             runs.append((f"rlcourse autograde --workers {CORES} (all)", ["--workers", str(CORES)]))
-        runs += [("rlcourse autograde --backend dask (1 worker)", ["--backend", "dask", "--workers", "1"]),
-                 (f"rlcourse autograde --backend dask ({CORES} workers)", ["--backend", "dask", "--workers", str(CORES)])]
+        if not options.no_dask:
+            runs += [("rlcourse autograde --backend dask (1 worker)", ["--backend", "dask", "--workers", "1"]),
+                     (f"rlcourse autograde --backend dask ({CORES} workers)",
+                      ["--backend", "dask", "--workers", str(CORES)])]
         for label, extra in runs:
             class_dir = base / label.replace(" ", "_").replace("-", "")
-            students = make_class(class_dir, count)
-            elapsed, peak, core_seconds = time_rlcourse_autograde(class_dir, *extra)
+            students = make_class(class_dir, count, name)
+            elapsed, peak, core_seconds = time_rlcourse_autograde(class_dir, name, *extra)
             rows.append((label, elapsed, peak, core_seconds))
-            scores[label] = ledger_scores(class_dir, students)
+            scores[label] = ledger_scores(class_dir, name, students)
 
-    print(f"3. A class of {count} ps1 submissions (copies of {', '.join(READABLE)}), same machine, same run")
-    nbgrader = next((seconds for label, seconds, *_ in rows if label.startswith("nbgrader")), None)
+    print(f"3. A class of {count} {name} submissions (copies of {', '.join(notebooks)}), same machine, same run")
+    nbgrader = next(((seconds, cpu) for label, seconds, _, cpu in rows if label.startswith("nbgrader")), None)
     print(f"   {'tool':46s} {'total s':>8s} {'s/sub':>6s} {'subs/min':>9s} {'vs nbgrader':>12s} "
-          f"{'core-s/sub':>10s} {'peak PSS':>9s}")
+          f"{'core-s/sub':>10s} {'vs nbgrader':>12s} {'peak PSS':>9s}")
     for label, elapsed, peak, core_seconds in rows:
-        ratio = f"{nbgrader / elapsed:11.1f}x" if nbgrader else "-"
+        ratio = f"{nbgrader[0] / elapsed:11.1f}x" if nbgrader else "-"
+        cpu_ratio = f"{nbgrader[1] / core_seconds:11.1f}x" if nbgrader and core_seconds else "-"
         memory = f"{peak / 2**20:7.0f} MB" if peak else "-"
         cpu = f"{core_seconds / count:10.2f}" if core_seconds else "-"
         print(f"   {label:46s} {elapsed:8.1f} {elapsed / count:6.2f} {60 * count / elapsed:9.1f} {ratio:>12s} "
-              f"{cpu:>10s} {memory:>9s}")
+              f"{cpu:>10s} {cpu_ratio:>12s} {memory:>9s}")
     local = {label: elapsed for label, elapsed, *_ in rows if label.startswith("rlcourse autograde --workers")}
     one_worker, two_workers = local.get("rlcourse autograde --workers 1"), local.get("rlcourse autograde --workers 2")
     if one_worker and two_workers:
@@ -367,9 +414,9 @@ def main() -> int:
         by_notebook = {}
         for student in students:
             by_notebook.setdefault(student.rstrip("0123456789"), (theirs.get(student), ours[0][student]))
-        print("   score per demo notebook: nbgrader (visible tests only) | rlcourse (hidden graders)")
-        for name, (their, our) in by_notebook.items():
-            print(f"     {name:10s} {their if their is not None else '-':>6} | {our:5.1f}")
+        print("   score per notebook: nbgrader (visible tests only) | rlcourse (hidden graders)")
+        for author, (their, our) in by_notebook.items():
+            print(f"     {author:32s} {their if their is not None else '-':>6} | {our:5.1f}")
     return 0
 
 
