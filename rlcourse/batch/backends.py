@@ -98,7 +98,8 @@ def warm_once(assignment: Assignment, settings: GraderSettings, log=None) -> Non
         return
     from rlcourse.grading.pipeline import Grader
 
-    Grader(assignment, strategy=settings.strategy, isolation=settings.isolation, log=log).close()
+    Grader(assignment, strategy=settings.strategy, isolation=settings.isolation, log=log,
+           workers=False).close()
 
 
 # --- grading one job, wherever it runs -----------------------------------------------------------

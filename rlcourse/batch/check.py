@@ -279,7 +279,7 @@ def reference_problems(assignment: Assignment, *, log=None) -> list[str]:
     has run for these graders and source already) records times only when it does."""
     from rlcourse.grading.pipeline import Grader
 
-    with Grader(assignment, warm_cache=True, log=log) as grader:
+    with Grader(assignment, warm_cache=True, log=log, workers=False) as grader:
         if grader.reference is None:
             return [f"{_shown(assignment, assignment.source_notebook)}: the reference solution "
                     "does not score full marks (see the warning above); fix the graders or the source"]

@@ -309,8 +309,8 @@ def warm(assignment_name: str, *, course_root: Path) -> None:
     each upload does not pay for it."""
     from rlcourse.grading.pipeline import Grader
 
-    with Grader(Course(Path(course_root).resolve()).assignment(assignment_name), warm_cache=True):
-        pass
+    Grader(Course(Path(course_root).resolve()).assignment(assignment_name), warm_cache=True,
+           workers=False).close()
 
 
 def main(argv=None) -> int:

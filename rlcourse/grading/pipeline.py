@@ -94,7 +94,11 @@ class Grader:
     """Grades submissions of one assignment; reuse it for a batch so fixed costs are paid once."""
 
     def __init__(self, assignment: Assignment, *, strategy: str = "fork", warm_cache: bool = True,
-                 isolation: str | None = None, log=None):
+                 isolation: str | None = None, log=None, workers: bool = True):
+        """`workers=False` only makes sure the reference is measured (and the compilation cache
+        warm): a batch does that once before its grading processes start, and a fork template
+        started for it would import JAX or PyTorch only to be closed (3 to 4 core-seconds and as
+        many seconds before the first submission)."""
         self.assignment = assignment
         self.strategy = strategy
         self.log = log or (lambda message: print(message, file=sys.stderr))
@@ -108,6 +112,7 @@ class Grader:
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
         level, why = choose_isolation(isolation)
+        self._level = level
         if level != "bwrap":
             self.log(f"isolation: {why}")
         self.reference = self._recorded_reference()
@@ -119,14 +124,15 @@ class Grader:
         self._launcher = make_launcher(
             WorkerOptions(assignment.framework, self.limits, compile_cache=self._cache_dir,
                           isolation=level),
-            strategy=strategy)
+            strategy=strategy) if workers else None
 
     @property
     def isolation(self) -> str:
-        return self._launcher.isolation
+        return self._launcher.isolation if self._launcher is not None else self._level
 
     def close(self) -> None:
-        self._launcher.close()
+        if self._launcher is not None:
+            self._launcher.close()
 
     def __enter__(self):
         return self

@@ -112,3 +112,27 @@ def test_a_moved_course_finds_its_compiled_programs(tmp_path):
     with Grader(Course(moved).assignment("toy")) as grader:
         assert grader.reference is not None  # measured again in its new place
     assert programs(moved) == written, "the moved course compiled its programs again"
+
+
+@pytest.mark.slow
+def test_a_batch_s_warm_up_starts_no_workers_of_its_own(tmp_path, monkeypatch):
+    """`warm_once` runs before a batch's grading processes start: on a course whose reference is
+    recorded it must not start a fork template (importing JAX or PyTorch only to close it cost
+    each `rlcourse autograde` 3 to 4 core-seconds and as many seconds before the first grade)."""
+    from rlcourse.batch import backends
+    from rlcourse.grading import pipeline
+
+    course = toy_course(tmp_path / "course")
+    settings = backends.GraderSettings()
+    backends.warm_once(course.assignment("toy"), settings)  # measures the reference
+    started = []
+    real = pipeline.make_launcher
+    monkeypatch.setattr(pipeline, "make_launcher", lambda *a, **k: started.append(a) or real(*a, **k))
+    backends.warm_once(course.assignment("toy"), settings)
+    assert started == []
+    with Grader(course.assignment("toy"), workers=False) as grader:
+        assert grader.reference is not None and grader.isolation in ("bwrap", "rlimits")
+    assert started == []
+    with Grader(course.assignment("toy")) as grader:  # one that grades does start its workers
+        assert grader.grade(course.assignment("toy").source_notebook).score == 1
+    assert len(started) == 1
