@@ -13,7 +13,8 @@ What it prints:
 2. one notebook with `rlcourse grade`, from the command to the printed report (median), cold
    and answered by a running `rlcourse serve`;
 3. the class (copies of the readable demo submissions for ps1; for ps2 and ps3, of six bank
-   entries: the reference, two correct ports of the field's code and three common bugs) graded by `nbgrader autograde`, then by
+   entries: the reference, two correct ports of the field's code and three common bugs) graded
+   by `nbgrader autograde`, then by
    `rlcourse autograde` with 1, 2 and all cores and through Dask (an embedded LocalCluster):
    seconds per submission, submissions per minute, the ratio to nbgrader, the core-seconds each
    submission cost (CPU time of every process of the run, sampled) and the memory the grading
@@ -77,15 +78,14 @@ def class_notebooks(assignment: str) -> dict[str, bytes]:
     return {name.replace("_", "-"): build_submission(entries[name], base) for name in CLASS_MIX[assignment]}
 
 
-def make_class(folder: Path, count: int, assignment: str) -> list[str]:
-    """An nbgrader course directory holding `count` submissions, cycling through
-    `class_notebooks(assignment)`; returns the student ids."""
+def make_class(folder: Path, count: int, assignment: str, notebooks: dict[str, bytes]) -> list[str]:
+    """An nbgrader course directory holding `count` submissions, cycling through `notebooks`
+    (`class_notebooks(assignment)`, built once for every run); returns the student ids."""
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "nbgrader_config.py", folder)
     shutil.copytree(ROOT / "source" / assignment, folder / "source" / assignment)
     # nbgrader autograde needs the assignment in its gradebook: generate it as an instructor would.
     run([str(BIN / "nbgrader"), "generate_assignment", assignment, "--force"], cwd=folder)
-    notebooks = class_notebooks(assignment)
     notebook_name = Course(ROOT).assignment(assignment).notebook
     authors = list(notebooks)
     students = []
@@ -369,7 +369,7 @@ def main() -> int:
         students = None
         if not options.skip_nbgrader:
             class_dir = base / "nbgrader"
-            students = make_class(class_dir, count, name)
+            students = make_class(class_dir, count, name, notebooks)
             elapsed, core_seconds = time_nbgrader(class_dir, name)
             rows.append(("nbgrader autograde (serial)", elapsed, None, core_seconds))
             scores["nbgrader (visible tests only)"] = nbgrader_scores(class_dir, name)
@@ -383,7 +383,7 @@ def main() -> int:
                       ["--backend", "dask", "--workers", str(CORES)])]
         for label, extra in runs:
             class_dir = base / label.replace(" ", "_").replace("-", "")
-            students = make_class(class_dir, count, name)
+            students = make_class(class_dir, count, name, notebooks)
             elapsed, peak, core_seconds = time_rlcourse_autograde(class_dir, name, *extra)
             rows.append((label, elapsed, peak, core_seconds))
             scores[label] = ledger_scores(class_dir, name, students)
