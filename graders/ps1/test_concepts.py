@@ -45,21 +45,21 @@ def _grade(student, name):
     grade_concept(student, CELL, QUESTIONS[name])
 
 
-@item(1, cell="test_concept_checks", title="Q1: why reward-to-go")
+@item(1, cell="test_concept_checks", title="Q1: why reward-to-go", kind="concept")
 def test_q1(student):
     _grade(student, "Q1_ANSWER")
 
 
-@item(1, cell="test_concept_checks", title="Q2: the first epoch's gradient")
+@item(1, cell="test_concept_checks", title="Q2: the first epoch's gradient", kind="concept")
 def test_q2(student):
     _grade(student, "Q2_ANSWER")
 
 
-@item(1, cell="test_concept_checks", title="Q3: the slope below the band")
+@item(1, cell="test_concept_checks", title="Q3: the slope below the band", kind="concept")
 def test_q3(student):
     _grade(student, "Q3_ANSWER")
 
 
-@item(1, cell="test_concept_checks", title="Q4: dividing by the number of episodes")
+@item(1, cell="test_concept_checks", title="Q4: dividing by the number of episodes", kind="concept")
 def test_q4(student):
     _grade(student, "Q4_ANSWER")

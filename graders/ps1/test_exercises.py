@@ -76,7 +76,8 @@ def test_frozen_reference(student, exact, explain):
                       see="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
 
 
-@item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2")
+@item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2",
+      kind="value")
 def test_horizon_change(student, exact, models, explain):
     short = as_array(student.get("short")["short"], what="short", shape=())
     theta = np.full(3, 100.0)
@@ -87,7 +88,8 @@ def test_horizon_change(student, exact, models, explain):
                      f"cell 1 they reach the goal for {exact.STEP_COST + exact.GOAL_REWARD:g}.")
 
 
-@item(1, cell="test_exercise_clipping_signs", title="clipped objective on both advantage signs")
+@item(1, cell="test_exercise_clipping_signs", title="clipped objective on both advantage signs",
+      kind="value")
 def test_clipping_signs(student, exact, explain, params):
     values = student.get("positive", "negative")
     ratio, eps = np.array([0.6, 1.0, 1.4]), params["clip"]

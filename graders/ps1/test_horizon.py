@@ -61,7 +61,8 @@ def test_first_moves(student, exact, models, explain):
     evidence.conclude()
 
 
-@item(1, cell="test_predict_flip_horizon", title="the flip horizon, predicted before the run")
+@item(1, cell="test_predict_flip_horizon", title="the flip horizon, predicted before the run",
+      kind="prediction")
 def test_prediction(student, exact):
     predicted = prediction_from_cell_text(student, RUN_CELL, PREDICTION)
     if predicted is not None and (isinstance(predicted, bool) or not isinstance(predicted, int)):

@@ -75,16 +75,19 @@ def grade(student, exact, variants):
                                       "ask what sets how far one update can move the policy.")
 
 
-@item(2, cell=CELL, title="the break-it lab's KL for its six classic bugs, predicted before running it")
+@item(2, cell=CELL, title="the break-it lab's KL for its six classic bugs, predicted before running it",
+      kind="prediction")
 def test_break_it_kl(student, exact):
     grade(student, exact, [key for key in exact.BREAK_IT_KL if key not in (VALUE_LOSS, GRAD_CLIP)])
 
 
-@item(1, cell=CELL, title="the KL of the row 'value loss dominates', predicted before running it")
+@item(1, cell=CELL, title="the KL of the row 'value loss dominates', predicted before running it",
+      kind="prediction")
 def test_value_loss_kl(student, exact):
     grade(student, exact, [VALUE_LOSS])
 
 
-@item(1, cell=CELL, title="the KL of the row 'no gradient clipping', predicted before running it")
+@item(1, cell=CELL, title="the KL of the row 'no gradient clipping', predicted before running it",
+      kind="prediction")
 def test_grad_clip_kl(student, exact):
     grade(student, exact, [GRAD_CLIP])

@@ -46,11 +46,13 @@ def _grade(student, exact, name, run_cell):
                           "what each update's weights are made of.")
 
 
-@item(1, cell=CELL, title="Experiment 3 (GAE's lambda), predicted before running it")
+@item(1, cell=CELL, title="Experiment 3 (GAE's lambda), predicted before running it",
+      kind="prediction")
 def test_lambda(student, exact):
     _grade(student, exact, "LAMBDA_PREDICTION", "given_lambda_sweep")
 
 
-@item(1, cell=CELL, title="Experiment 4 (a sparse reward), predicted before running it")
+@item(1, cell=CELL, title="Experiment 4 (a sparse reward), predicted before running it",
+      kind="prediction")
 def test_sparse(student, exact):
     _grade(student, exact, "SPARSE_PREDICTION", "given_sparse")

@@ -76,5 +76,5 @@ def concept_items(titles: dict[str, str], make_test, *, points: float, cell: str
     variable's name without `CONCEPT_`, in lower case) titled "concept check: <title>", whose body
     is `make_test(name)`, a function of the fixtures it needs."""
     return {"test_" + name.removeprefix("CONCEPT_").lower():
-            item(points, cell=cell, title=f"concept check: {title}")(make_test(name))
+            item(points, cell=cell, title=f"concept check: {title}", kind="concept")(make_test(name))
             for name, title in titles.items()}

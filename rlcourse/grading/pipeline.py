@@ -169,7 +169,7 @@ class Grader:
                             f"the graders failed ({len(internal)} problem(s), first: "
                             f"{internal[0].splitlines()[0]})")
         for item in items:
-            item.message = self._redact(item.message)
+            item.message, item.fix = self._redact(item.message), self._redact(item.fix)
         report = Report(self.assignment.name, Path(path).name, items,
                         errors=[self._redact(text) for text in [*submission.warnings, *student.cell_errors]],
                         sha256=submission.sha256, isolation=self.isolation,
@@ -393,15 +393,13 @@ class _Collector:
 
     @pytest.hookimpl(trylast=True)  # after GradingPlugin has put the items in notebook order
     def pytest_collection_modifyitems(self, items):
-        from rlcourse.grading.plugin import item_id
+        from rlcourse.grading.plugin import item_result
 
         for node in items:
             marker = node.get_closest_marker("item")
             if marker is not None:
-                self.items.append(ItemResult(
-                    id=item_id(node), max_score=float(marker.kwargs["points"]),
-                    title=marker.kwargs.get("title", ""), cell=marker.kwargs.get("cell"),
-                    diagnosis="unreadable_notebook"))
+                self.items.append(dataclasses.replace(item_result(node, marker),
+                                                      diagnosis="unreadable_notebook"))
 
 
 def grade_notebooks(assignment: Assignment, paths, *, strategy: str = "fork", warm_cache: bool = True,

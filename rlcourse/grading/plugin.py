@@ -26,6 +26,14 @@ def item_id(node) -> str:
     return f"{module}.{node.originalname.removeprefix('test_')}"
 
 
+def item_result(node, marker) -> ItemResult:
+    """An unscored result for the test `node` from its `@item` marker: id, points, title, cell
+    and kind, as every report lists them."""
+    return ItemResult(id=item_id(node), max_score=float(marker.kwargs["points"]),
+                      title=marker.kwargs.get("title", ""), cell=marker.kwargs.get("cell"),
+                      kind=marker.kwargs.get("kind", "code"))
+
+
 class GradingPlugin:
     def __init__(self, student, *, known_tags: set[str], cell_order=(), on_item=None, params=None):
         self._student = student
@@ -77,13 +85,14 @@ class GradingPlugin:
         if marker is None:
             self.internal_errors.append(f"{node.nodeid} has no @item marker and was not scored")
             return
-        result = ItemResult(id=item_id(node), max_score=float(marker.kwargs["points"]),
-                            title=marker.kwargs.get("title", ""), cell=marker.kwargs.get("cell"))
+        result = item_result(node, marker)
         result.seconds = time.perf_counter() - self._started.get(node.nodeid, time.perf_counter())
         if call.excinfo is None:
             result.passed, result.score = True, result.max_score
         else:
             result.diagnosis, result.message = self._diagnose(node, call.excinfo)
+            if isinstance(call.excinfo.value, Failure) and result.diagnosis == call.excinfo.value.tag:
+                result.fix = call.excinfo.value.fix
         self.results.append(result)
         if self._on_item:
             self._on_item(result)

@@ -21,11 +21,18 @@ class ItemResult:
     title: str = ""
     cell: str | None = None
     seconds: float = 0.0
+    kind: str = "code"
+    """What the item grades (rlcourse.grading.rubric.KINDS): decides, with the assignment's
+    feedback policy, whether its outcome may be shown before the due date."""
+    fix: str = ""
+    """The remedy, kept out of `message` (rlcourse.grading.rubric.Failure): shown after the due
+    date only."""
 
     def to_json(self) -> dict:
         return {"id": self.id, "score": self.score, "max_score": self.max_score,
                 "passed": self.passed, "message": self.message, "diagnosis": self.diagnosis,
-                "title": self.title, "cell": self.cell, "seconds": round(self.seconds, 3)}
+                "title": self.title, "cell": self.cell, "seconds": round(self.seconds, 3),
+                "kind": self.kind, "fix": self.fix}
 
 
 @dataclasses.dataclass
@@ -78,7 +85,8 @@ class Report:
         items = [ItemResult(id=item["id"], max_score=item["max_score"], score=item["score"],
                             passed=item["passed"], message=item["message"],
                             diagnosis=item["diagnosis"], title=item.get("title", ""),
-                            cell=item.get("cell"), seconds=item.get("seconds", 0.0))
+                            cell=item.get("cell"), seconds=item.get("seconds", 0.0),
+                            kind=item.get("kind", "code"), fix=item.get("fix", ""))
                  for item in data["items"]]
         return cls(data["assignment"], data.get("notebook", ""), items,
                    errors=list(data.get("errors", [])), sha256=data.get("sha256"),

@@ -17,21 +17,40 @@ import numpy as np
 import pytest
 
 
-def item(points: float, *, cell: str | None = None, title: str = ""):
+KINDS = {
+    "code": "a function of the student's, called by the graders on inputs of their own",
+    "value": "an exercise's value left in a variable (a number or a few), which a student who saw "
+             "the expected value could type in",
+    "prediction": "a prediction written before the experiment it predicts is run",
+    "concept": "a concept check's answer: a letter or a number",
+}
+"""What an item grades. Kinds other than `code` are answers a student could try until one
+passes, so by default their outcome waits for the due date (rlcourse.course.visibility)."""
+
+
+def item(points: float, *, cell: str | None = None, title: str = "", kind: str = "code"):
     """Mark a test as one rubric item worth `points`.
 
     `cell` is the grade_id of the notebook's visible test cell whose points this item adds up to,
-    so totals per cell line up with nbgrader's gradebook.
+    so totals per cell line up with nbgrader's gradebook. `kind` is one of `KINDS`: what the
+    feedback may show before the due date depends on it.
     """
-    return pytest.mark.item(points=points, cell=cell, title=title)
+    if kind not in KINDS:
+        raise ValueError(f"@item(kind={kind!r}): use one of {', '.join(KINDS)}")
+    return pytest.mark.item(points=points, cell=cell, title=title, kind=kind)
 
 
 class Failure(AssertionError):
-    """A graded item failed for a diagnosed reason."""
+    """A graded item failed for a diagnosed reason.
 
-    def __init__(self, tag: str, *, did: str, should: str, see: str = ""):
+    `did`, `should` and `see` make the message: what the code did, what it should do, and how to
+    see it for oneself. `fix`, kept apart, is the remedy itself, often a line of code to copy
+    ("use jax.lax.stop_gradient(...)"): it is shown once the due date has passed, never before,
+    so that feedback before the deadline teaches the misconception without handing over the line."""
+
+    def __init__(self, tag: str, *, did: str, should: str, see: str = "", fix: str = ""):
         self.tag = tag
-        self.did, self.should, self.see = did, should, see
+        self.did, self.should, self.see, self.fix = did, should, see, _sentence(fix)
         super().__init__(self.message)
 
     @property
