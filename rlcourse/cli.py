@@ -15,6 +15,7 @@ def _grade(options) -> int:
     from rlcourse.batch.service import grade
     from rlcourse.explain.terminal import print_report
     from rlcourse.grading.pipeline import NotGraded
+    from rlcourse.record.grades import ungraded
 
     assignment = Course.find().assignment(options.assignment)
     students = _graded_as(assignment, options)
@@ -25,12 +26,15 @@ def _grade(options) -> int:
         print(f"rlcourse: not graded (the engine or the graders failed, not the notebook): "
               f"{error}", file=sys.stderr)
         return 1
+    # The total on the gradebook's basis: the written answers, which no TA has marked for a
+    # notebook graded here, are pending (rlcourse.grading.grade).
+    grades = [ungraded(assignment, report, submitted=path) for report, path in zip(reports, options.paths)]
     if options.json:
-        payload = [report.to_json() for report in reports]
+        payload = [grade.to_json() for grade in grades]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
     else:
-        for report in reports:
-            print_report(report, diagnoses_dir=assignment.grader_dir)
+        for grade in grades:
+            print_report(grade, diagnoses_dir=assignment.grader_dir)
     return 0
 
 
@@ -114,8 +118,7 @@ def _autograde(options) -> int:
     except LatePolicyError as error:
         print(f"rlcourse: stopped, nothing more was recorded: {error}", file=sys.stderr)
         return 2
-    print_summary([(outcome.student, outcome.report) for outcome in outcomes],
-                  timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
+    print_summary([(outcome.student, outcome.report, outcome.grade) for outcome in outcomes])
     written = write_class_outputs(assignment, class_dir)
     counts = tally(outcomes)
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")

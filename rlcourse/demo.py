@@ -153,11 +153,10 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
     elapsed = time.perf_counter() - started
     diagnoses_dir = assignment.grader_dir
     for outcome in outcomes:
-        if outcome.report.failed():
+        if outcome.report.failed() and outcome.grade is not None:
             print(f"\n{outcome.student}:")
-            print_report(outcome.report, diagnoses_dir=diagnoses_dir)
-    print_summary([(outcome.student, outcome.report) for outcome in outcomes],
-                  timings={outcome.student: outcome.timing for outcome in outcomes if outcome.timing})
+            print_report(outcome.grade, diagnoses_dir=diagnoses_dir)
+    print_summary([(outcome.student, outcome.report, outcome.grade) for outcome in outcomes])
     statuses = ", ".join(f"{outcome.student} {outcome.status}" for outcome in outcomes)
     print(f"{len(outcomes)} submissions in {elapsed:.1f} s ({statuses}).")
     import_ta_marks(course, assignment, class_dir)

@@ -39,6 +39,7 @@ from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.course.lateness import EXCHANGE_FILES, LatePolicy, Timing, read_timestamp
 from rlcourse.explain.terminal import plain, safe
+from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import Report
 from rlcourse.record.gradebook import (ensure_assignment_in_gradebook, gradebook_students, open_gradebook,
                                        record_in_gradebook)
@@ -74,6 +75,9 @@ class Outcome:
     not graded (the backend could not grade it this run: nothing was written)."""
     timing: "Timing | None" = None
     """When it was submitted against the student's deadline, and the late penalty."""
+    grade: "Grade | None" = None
+    """The grade of record as the gradebook now holds it (rlcourse.grading.grade); None when
+    nothing was recorded (refused, not graded)."""
 
 
 def tally(outcomes: list[Outcome]) -> dict[str, int]:
@@ -232,8 +236,9 @@ def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: 
         write_ledger(class_dir, assignment, entry.student, key=key, report=report, recorded=True,
                      timing=timing)
     mirror_exchange_files(class_dir, assignment, entry.student)
-    write_outputs(class_dir, assignment, entry, report, timing=timing, gradebook=gradebook)
-    return Outcome(entry.student, report, status, timing)
+    grade = write_outputs(class_dir, assignment, entry, report, gradebook=gradebook)
+    grade.timing = dataclasses.replace(grade.timing, warning=warning)
+    return Outcome(entry.student, report, status, timing, grade)
 
 
 def refresh_student(class_dir: ClassDirectory, assignment: Assignment, student: str, *, gradebook,
@@ -291,35 +296,38 @@ def _progress(total: int, *, enabled: bool):
 
 
 def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Found, report: Report,
-                  *, timing: Timing | None = None, gradebook=None, force_page: bool = False) -> None:
+                  *, gradebook=None, force_page: bool = False):
     """The autograded notebook and the feedback page, when missing or older than the ledger (the
-    page also when the TA's marks in the gradebook are not those it shows, or `force_page`).
-    The page is what `nbgrader release_feedback` hands out after grading: the assignment's
-    `after_due` view (rlcourse.course.visibility), with the submission's time and late penalty,
-    and the marks of the manually graded answers (rlcourse.record.marks) read from `gradebook`
-    (an open nbgrader Gradebook; else one is opened)."""
-    from rlcourse.explain.outputs import manual_questions, write_autograded_notebook, write_feedback_page
-    from rlcourse.record.marks import read_marks, read_marks_from
+    page also when the written answers' marks in the gradebook are not those it shows, or
+    `force_page`). The page is what `nbgrader release_feedback` hands out after grading: the
+    assignment's `after_due` view (rlcourse.course.visibility) of the grade of record
+    (rlcourse.record.grades: the gradebook's total, the written answers' marks and states, the
+    late penalty), read from `gradebook` (an open nbgrader Gradebook; else one is opened).
+    Returns that Grade."""
+    from rlcourse.explain.feedback import marks_digest
+    from rlcourse.explain.outputs import write_autograded_notebook, write_feedback_page
+    from rlcourse.record.grades import grade_of_record
 
+    if gradebook is None:
+        with open_gradebook(class_dir.db_url) as opened:
+            return write_outputs(class_dir, assignment, entry, report, gradebook=opened,
+                                 force_page=force_page)
     ledger = ledger_path(class_dir, assignment, entry.student)
     stamp = ledger.stat().st_mtime if ledger.exists() else time.time()
     autograded = class_dir.autograded / entry.student / assignment.name / assignment.notebook
     if entry.path is not None and (not autograded.exists() or autograded.stat().st_mtime < stamp):
         write_autograded_notebook(autograded, submitted=entry.path, assignment=assignment, report=report)
     page = class_dir.feedback / entry.student / assignment.name / (Path(assignment.notebook).stem + ".html")
-    questions = [question.grade_id for question in manual_questions(assignment)]
-    marks = (read_marks(gradebook, assignment, entry.student, questions) if gradebook is not None
-             else read_marks_from(class_dir.db_url, assignment, entry.student, questions))
-    if force_page or not page.exists() or page.stat().st_mtime < stamp or not _shows_marks(page, marks):
-        write_feedback_page(page, student=entry.student, assignment=assignment, report=report,
-                            submitted=entry.path, timing=timing, level=assignment.feedback.after_due,
-                            marks=marks)
+    grade = grade_of_record(gradebook, assignment, entry.student, report, submitted=entry.path)
+    if (force_page or not page.exists() or page.stat().st_mtime < stamp
+            or not _shows_marks(page, marks_digest(grade.written))):
+        write_feedback_page(page, student=entry.student, assignment=assignment, grade=grade,
+                            submitted=entry.path, level=assignment.feedback.after_due)
+    return grade
 
 
-def _shows_marks(page: Path, marks: dict) -> bool:
+def _shows_marks(page: Path, digest: str) -> bool:
     """Whether the page was drawn with these marks (its head carries their digest)."""
-    from rlcourse.explain.feedback import marks_digest
-
     with open(page, "rb") as handle:
         head = handle.read(2048)
-    return f'name="rlcourse-marks" content="{marks_digest(marks)}"'.encode() in head
+    return f'name="rlcourse-marks" content="{digest}"'.encode() in head

@@ -42,8 +42,8 @@ from pathlib import Path
 
 from rlcourse.course.directory import Assignment, Course
 from rlcourse.course.files import write_atomic
-from rlcourse.grading.report import Report
-from rlcourse.course.visibility import FeedbackPolicy, gradescope_visibility
+from rlcourse.course.visibility import FeedbackPolicy
+from rlcourse.grading.grade import Grade
 
 TEMPLATES = Path(__file__).with_name("gradescope_files")
 MAX_UPLOAD_BYTES = 25 * 2**20
@@ -204,55 +204,22 @@ def read_metadata(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def results_json(report: Report, *, policy: FeedbackPolicy, late: bool, seconds: float,
+def results_json(grade: Grade, *, policy: FeedbackPolicy, late: bool, seconds: float,
                  isolation_reason: str = "", upload_problem: str | None = None) -> dict:
-    """One graded upload as Gradescope's results.json.
+    """One graded upload as Gradescope's results.json: the grade (rlcourse.grading.grade.Grade:
+    the hidden items and the written answers, which await a TA here) as every export gives it
+    (rlcourse.report.export.gradescope_results, with the feedback policy's visibility), plus what
+    the autograder's run adds for the staff (time, isolation, confinement). `late`: the upload
+    came after the deadline, so what the policy shows after it is visible now."""
+    from rlcourse.report.export import gradescope_results
 
-    Each hidden item is a test: its title and points visible when the policy shows items, its
-    message and diagnosis when it shows everything. Gradescope's visibility belongs to a whole
-    test, so when the policy shows the messages later than the points, what went wrong is a test
-    of its own worth 0 points. `late`: the upload came after the deadline, so what the policy
-    shows after it is visible now. An unusable upload's reason is always shown: it says nothing
-    about the graders."""
-
-    def when(what: str) -> str:
-        visibility = gradescope_visibility(policy, what)
-        return "visible" if late and visibility == "after_due_date" else visibility
-
-    items_when, full_when, score_when = when("items"), when("full"), when("score")
-    tests = []
-    for number, item in enumerate(report.items, 1):
-        name = f"{item.id}: {item.title}" if item.title else item.id
-        output = "Passed." if item.passed else f"{item.message}\nDiagnosis: {item.diagnosis}"
-        tags = [item.diagnosis] if item.diagnosis else []
-        test = {"name": name, "number": str(number), "score": item.score, "max_score": item.max_score,
-                "status": "passed" if item.passed else "failed", "visibility": items_when}
-        if full_when == items_when:
-            test.update(output=output, tags=tags)
-        tests.append(test)
-        if full_when != items_when and not item.passed and full_when != "hidden":
-            tests.append({"name": f"{name} (what went wrong)", "number": f"{number}.1", "score": 0.0,
-                          "max_score": 0.0, "output": output, "tags": tags, "visibility": full_when})
-    notes = []
-    if upload_problem:
-        notes.append(f"This upload could not be graded: {upload_problem}")
-    elif report.errors and full_when != "hidden":
-        text = "\n".join(f"- {error}" for error in report.errors)
-        if full_when == "visible":
-            notes.append("Notes on your notebook:\n" + text)
-        else:  # the top-level output has no visibility of its own: the notes wait with the messages
-            tests.append({"name": "Notes on your notebook", "number": str(len(report.items) + 1),
-                          "score": 0.0, "max_score": 0.0, "output": text, "visibility": full_when})
-    results = {"score": report.score, "execution_time": round(seconds), "tests": tests,
-               # the total is a grade: when the policy never shows it, staff publish it
-               "visibility": "after_published" if score_when == "hidden" else score_when,
-               "stdout_visibility": "hidden",
-               "extra_data": {"isolation": report.isolation, "isolation_reason": isolation_reason,
-                              "confinement": dict(report.confinement), "sha256": report.sha256,
-                              "max_score": report.max_score, "late": late,
-                              "timings": {key: round(value, 3) for key, value in report.timings.items()}}}
-    if notes:
-        results["output"] = "\n".join(notes)
+    report = grade.report
+    results = gradescope_results(grade, policy=policy, late=late, upload_problem=upload_problem)
+    results["execution_time"] = round(seconds)
+    results["extra_data"].update(
+        isolation=report.isolation, isolation_reason=isolation_reason,
+        confinement=dict(report.confinement), sha256=report.sha256, late=late,
+        timings={key: round(value, 3) for key, value in report.timings.items()})
     return results
 
 
@@ -268,6 +235,7 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
     return what was written. Never raises for anything the upload or the engine does."""
     from rlcourse.course.variants import defaults_note
     from rlcourse.grading.pipeline import Grader
+    from rlcourse.record.grades import ungraded
     from rlcourse.worker.sandbox import choose_isolation
 
     started = time.monotonic()
@@ -292,7 +260,8 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
                     report.errors.append(defaults_note(assignment.variants))
             else:
                 report = grader.unreadable(problem, notebook=assignment.notebook)
-        results = results_json(report, policy=assignment.feedback, late=late,
+        grade = ungraded(assignment, report, submitted=notebook)
+        results = results_json(grade, policy=assignment.feedback, late=late,
                                seconds=time.monotonic() - started,
                                isolation_reason=isolation_reason, upload_problem=problem)
     except Exception as error:  # noqa: BLE001 - whatever it was, the student gets a result

@@ -137,6 +137,14 @@ class Release:
         return {cell.grade_id for cell in self.cells if cell.solution and cell.grade_id}
 
     @property
+    def written(self) -> list[tuple[str, float]]:
+        """(grade_id, points) of every answer a TA marks by hand (nbgrader's manually graded
+        cells: points and an answer), in order: the part of the gradebook's maximum the hidden
+        graders do not score."""
+        return [(cell.grade_id, cell.points) for cell in self.cells
+                if cell.grade and cell.solution and cell.grade_id]
+
+    @property
     def given(self) -> dict[str, str]:
         """grade_id -> source of every given (locked, neither answer nor test) code cell."""
         return {cell.grade_id: cell.source for cell in self.cells if cell.given}

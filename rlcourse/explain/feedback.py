@@ -24,44 +24,41 @@ MAX_CELL_CHARS = 20_000
 """A TODO cell longer than this is cut on the page (the notebook itself is the full record)."""
 
 
-def render_feedback(report, *, student: str, submission_cells, todo_ids: set[str],
-                    diagnoses: dict, figures: list[tuple[str, bytes]],
-                    assignment_title: str = "", timing=None, level: str = "full",
-                    questions=(), marks=None) -> str:
+def render_feedback(grade, *, student: str, submission_cells, todo_ids: set[str],
+                    diagnoses: dict, figures: list[tuple[str, bytes]], assignment_title: str = "",
+                    policy=None, level: str | None = None, deadline=None, now=None,
+                    due_passed: bool = True) -> str:
     """The feedback page for one graded notebook, as a self-contained HTML string.
 
-    `submission_cells` are the student's code cells (`rlcourse.course.submission.CodeCell`); only those
-    whose `grade_id` is in `todo_ids` are shown. `diagnoses` maps tag → `Diagnosis`; `figures`
-    are `(title, PNG bytes)`. `level` is how much the student may see (rlcourse.course.visibility:
-    none, score, items, full); the page shows the report only through `student_view`.
-    `timing` (rlcourse.course.lateness.Timing) adds when it was submitted and any late penalty.
-    `questions` are the manually graded answers (rlcourse.course.rubrics.ManualQuestion) and
-    `marks` their marks by grade_id (rlcourse.record.marks.Mark): each shows its TA score or
-    "awaiting a TA" from level `items`, the rubric's criteria met and not met and the TA's
-    comment at `full`. Only the criteria reach the page, never the model answer.
+    `grade` is the grade of record (rlcourse.grading.grade.Grade: the report's items, the written
+    answers with their marks and states, the late penalty); the page shows it only through
+    `student_view`, with the assignment's feedback `policy`, at an explicit `level` or at the
+    level the policy gives at `now` for the student's `deadline`. `submission_cells` are the
+    student's code cells (rlcourse.course.submission.CodeCell); only those whose `grade_id` is in
+    `todo_ids` are shown. `diagnoses` maps tag -> Diagnosis; `figures` are (title, PNG bytes).
     """
-    from rlcourse.course.visibility import shows, student_view
+    from rlcourse.course.visibility import shows
     from rlcourse.explain.pages import render
+    from rlcourse.grading.grade import student_view
 
-    report = student_view(report, level=level)
-    score, penalty, percent = report.score, 0.0, 0.0
-    if score is not None:
-        penalty = timing.penalty if timing is not None else 0.0
-        if penalty:
-            score = max(0.0, score - penalty)
-        percent = 100.0 * score / report.max_score if report.max_score else 0.0
+    view = student_view(grade, policy=policy, level=level, deadline=deadline, now=now,
+                        due_passed=due_passed)
+    percent = 100.0 * view.score / view.max_score if view.score is not None and view.max_score else 0.0
     withheld = {"none": "Your results are not available yet.",
                 "score": "Only your total is shown for now; the items will follow.",
                 "items": "Each item's points are shown for now; what went wrong in each will follow."}
-    return render("feedback.html", report=report, student=student, assignment_title=assignment_title,
-                  score=score, penalty=penalty, percent=percent, bar=max(0.0, min(percent, 100.0)),
-                  timing=timing, timing_rows=_timing_rows(timing, show_points=shows(level, "score")),
-                  withheld=withheld.get(level, ""), show_items=shows(level, "items"),
-                  show_full=shows(level, "full"), cards=_cards(report, diagnoses) if shows(level, "full") else [],
-                  figures=_figures(figures) if shows(level, "full") else [],
-                  code=_code(report, submission_cells, todo_ids), max_cell_chars=MAX_CELL_CHARS,
-                  anchor=_anchor, written=_written(questions, marks or {}, full=shows(level, "full")),
-                  marks_digest=marks_digest(marks or {}))
+    return render("feedback.html", report=view, student=student, assignment_title=assignment_title,
+                  score=view.score, penalty=view.penalty, percent=percent,
+                  bar=max(0.0, min(percent, 100.0)), timing=view.timing,
+                  timing_rows=_timing_rows(view.timing, show_points=shows(view.level, "score")),
+                  withheld=withheld.get(view.level, ""), show_items=shows(view.level, "items"),
+                  show_full=shows(view.level, "full"),
+                  cards=_cards(view, diagnoses) if shows(view.level, "full") else [],
+                  figures=_figures(figures) if shows(view.level, "full") else [],
+                  code=_code(view, submission_cells, todo_ids), max_cell_chars=MAX_CELL_CHARS,
+                  anchor=_anchor, written=[dict(vars(answer), anchor=_written_anchor(answer.grade_id),
+                                                pending=answer.pending) for answer in view.written],
+                  marks_digest=marks_digest(grade.written))
 
 
 def write_feedback(path: Path, html_text: str) -> Path:
@@ -166,7 +163,8 @@ def _code(report, submission_cells, todo_ids) -> list[dict]:
     """The student's TODO cells, each with the points of the test cell that grades it."""
     blocks = []
     for cell in [cell for cell in submission_cells or [] if cell.grade_id in (todo_ids or ())]:
-        related = [item for item in report.items if item.cell == f"test_{cell.grade_id}"]
+        # a sealed item's points wait for the due date here too
+        related = [item for item in report.items if item.cell == f"test_{cell.grade_id}" and not item.sealed]
         blocks.append({"cell": cell, "source": cell.source[:MAX_CELL_CHARS],
                        "cut": len(cell.source) > MAX_CELL_CHARS,
                        "got": sum(item.score for item in related),
@@ -174,35 +172,16 @@ def _code(report, submission_cells, todo_ids) -> list[dict]:
     return blocks
 
 
-def _written(questions, marks: dict, *, full: bool) -> list[dict]:
-    """What the page shows of each manually graded answer. Built field by field from the rubric's
-    criteria and the mark, so the model answer (which the question also carries) cannot reach
-    the template."""
-    shown = []
-    for question in questions:
-        mark = marks.get(question.grade_id)
-        marked = mark is not None and mark.score is not None
-        recorded = marked and mark.met is not None
-        criteria = [{"number": criterion.number, "points": criterion.points, "text": criterion.text,
-                     "met": (criterion.number in mark.met) if recorded else None}
-                    for criterion in question.criteria] if full else []
-        heading = next((line.lstrip("#").strip() for line in question.prompt.splitlines()
-                        if line.strip()), "")
-        shown.append({"grade_id": question.grade_id, "heading": heading, "anchor": "written-" + _anchor(question.grade_id).removeprefix("item-"),
-                      "max_score": question.points, "score": mark.score if marked else None,
-                      "criteria": criteria, "recorded": recorded,
-                      "comment": mark.comment if marked and full else ""})
-    return shown
-
-
-def marks_digest(marks: dict) -> str:
-    """A short digest of the marks a page shows: the page carries it, so a run that finds the
-    gradebook's marks changed (a TA marked in formgrader) knows to draw the page again."""
+def marks_digest(written) -> str:
+    """A short digest of the written answers' marks a page shows (rlcourse.grading.grade.Written):
+    the page carries it, so a run that finds the gradebook's marks changed (a TA marked in
+    formgrader, an answer now needs re-marking) knows to draw the page again."""
     import hashlib
     import json
 
-    payload = {grade_id: [mark.score, list(mark.met) if mark.met is not None else None, mark.comment]
-               for grade_id, mark in sorted(marks.items())}
+    payload = [[answer.grade_id, answer.score, answer.state, answer.comment,
+                [[criterion.number, criterion.met] for criterion in answer.criteria]]
+               for answer in written]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -211,4 +190,8 @@ def marks_digest(marks: dict) -> str:
 
 def _anchor(item_id: str) -> str:
     return "item-" + re.sub(r"[^A-Za-z0-9_.-]", "-", str(item_id))
+
+
+def _written_anchor(grade_id: str) -> str:
+    return "written-" + _anchor(grade_id).removeprefix("item-")
 

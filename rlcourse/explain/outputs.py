@@ -82,13 +82,15 @@ def _cell_summary(items) -> str:
                      + (f"  ({item.diagnosis})" if item.diagnosis else ""))
         if not item.passed:
             lines.append(f"         {item.message}")
+            if item.fix:
+                lines.append(f"         To fix it: {item.fix}")
     return "\n".join(lines) + "\n"
 
 
-def write_feedback_page(path: Path, *, student: str, assignment: Assignment, report: Report,
-                        submitted: Path | None, timing=None, level: str = "full", marks=None) -> None:
-    """`marks`: the TA's marks of the manually graded answers by grade_id
-    (rlcourse.record.marks.Mark), shown with the rubric's criteria; None shows none of them."""
+def write_feedback_page(path: Path, *, student: str, assignment: Assignment, grade,
+                        submitted: Path | None, level: str = "full") -> None:
+    """The page for `grade` (rlcourse.grading.grade.Grade, the grade of record) at `level`, as read
+    after the due date (what `nbgrader release_feedback` hands out)."""
     from rlcourse.course.diagnoses import load_diagnoses
     from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids, write_feedback
     from rlcourse.course.submission import NotebookProblem, load_submission
@@ -99,22 +101,9 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, rep
             cells = list(load_submission(submitted).cells)
         except NotebookProblem:
             cells = []
-    html = render_feedback(report, student=student, submission_cells=cells,
+    html = render_feedback(grade, student=student, submission_cells=cells,
                            todo_ids=todo_cell_ids(assignment.release_notebook),
                            diagnoses=load_diagnoses(assignment.grader_dir),
-                           figures=assignment_figures(assignment, report) if level == "full" else [],
-                           timing=timing, level=level,
-                           questions=manual_questions(assignment) if marks is not None else (),
-                           marks=marks)
+                           figures=assignment_figures(assignment, grade.report) if level == "full" else [],
+                           assignment_title=assignment.title, policy=assignment.feedback, level=level)
     write_feedback(path, html)
-
-
-def manual_questions(assignment: Assignment) -> tuple:
-    """The manually graded answers with their rubrics (rlcourse.course.rubrics), or none when the
-    source notebook is not at hand (a grading machine given only the release)."""
-    from rlcourse.course.rubrics import Rubrics
-
-    try:
-        return Rubrics.of(assignment).questions
-    except (OSError, ValueError):
-        return ()

@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rlcourse.course.diagnoses import load_diagnoses
+from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import Report
 
 
@@ -34,12 +35,14 @@ def _console() -> Console:
     return console
 
 
-def print_report(report: Report, *, diagnoses_dir=None, console: Console | None = None) -> None:
+def print_report(grade: Grade, *, diagnoses_dir=None, console: Console | None = None) -> None:
+    """One submission's grade (rlcourse.grading.grade.Grade): its total on the gradebook's basis,
+    every item, and each written answer with its state. Staff read this: nothing is withheld."""
     console = console or _console()
     diagnoses = load_diagnoses(diagnoses_dir)
-    table = Table(title=f"{safe(report.assignment)} · {safe(report.notebook)} · "
-                        f"{report.score:g} / {report.max_score:g}", title_justify="left",
-                  show_lines=False, expand=False)
+    report = grade.report
+    table = Table(title=f"{safe(report.assignment)} · {safe(report.notebook)} · {total(grade)}",
+                  title_justify="left", show_lines=False, expand=False)
     table.add_column("item")
     table.add_column("points", justify="right")
     table.add_column("diagnosis")
@@ -47,50 +50,67 @@ def print_report(report: Report, *, diagnoses_dir=None, console: Console | None 
     for item in report.items:
         mark = "[green]✓[/]" if item.passed else "[red]✗[/]"
         message = safe(item.message)
-        if not item.passed and item.diagnosis in diagnoses:
+        if not item.passed and item.fix:
+            message += f"\n[dim]To fix it: {safe(item.fix)}[/]"
+        elif not item.passed and item.diagnosis in diagnoses:
             message += f"\n[dim]Fix: {safe(diagnoses[item.diagnosis].fix)}[/]"
         table.add_row(f"{mark} {safe(item.id)}", f"{item.score:g}/{item.max_score:g}",
                       safe(item.diagnosis or ""), message)
+    for answer in grade.written:
+        shown = "–" if answer.score is None else f"{answer.score:g}"
+        table.add_row(f"[cyan]✎[/] {safe(answer.grade_id)}", f"{shown}/{answer.max_score:g}", "",
+                      {"awaiting": "written answer: awaiting a TA",
+                       "marked": "written answer: marked by a TA",
+                       "re-marking": "written answer: changed since it was marked; awaiting a TA "
+                                     "again (the earlier mark counts until then)"}[answer.state])
     console.print(table)
     for error in report.errors:
         console.print(f"  [yellow]notebook:[/] {safe(error)}", soft_wrap=True)
     console.print()
 
 
-def print_summary(rows: list[tuple[str, Report]], *, console: Console | None = None,
-                  timings: dict | None = None) -> None:
-    """One row per student: score, and each failed item with its diagnosis; with `timings`
-    (student -> rlcourse.course.lateness.Timing), how late each was and the penalty, and the score is
-    the final one (after the penalty, as `nbgrader export` gives it)."""
+def total(grade: Grade) -> str:
+    """A grade's total as every view states it: the final score out of the gradebook's maximum,
+    then what is pending and the late penalty."""
+    text = f"{grade.score:g} / {grade.max_score:g}"
+    notes = []
+    if grade.pending:
+        notes.append(f"{grade.pending:g} pending a TA")
+    if grade.penalty:
+        notes.append(f"late penalty -{grade.penalty:g}")
+    return text + (f" ({', '.join(notes)})" if notes else "")
+
+
+def print_summary(rows: list[tuple[str, Report, Grade | None]], *, console: Console | None = None) -> None:
+    """One row per student: the grade of record's total (after any late penalty, out of the
+    gradebook's maximum, written answers included), how late and what it cost, the written
+    points awaiting a TA, and each failed item with its diagnosis. A submission with no grade
+    (refused, not graded) shows why."""
     console = console or _console()
-    timings = timings or {}
     table = Table(title="Scores", title_justify="left")
     table.add_column("student")
     table.add_column("score", justify="right")
-    if timings:
-        table.add_column("late", justify="right")
-        table.add_column("penalty", justify="right")
+    table.add_column("late", justify="right")
+    table.add_column("penalty", justify="right")
+    table.add_column("pending", justify="right")
     table.add_column("failed items (diagnosis)", overflow="fold", max_width=100)
-    for student, report in rows:
+    for student, report, grade in rows:
         failed = report.failed()
         tags = {item.diagnosis for item in failed}
         if len(failed) == len(report.items) > 1 and len(tags) == 1:
             text = f"every item ({tags.pop()})"
         else:
             text = ", ".join(f"{item.id} ({item.diagnosis})" for item in failed)
-        if not report.items:
-            text = "not graded: " + "; ".join(report.errors)
-        timing = timings.get(student)
-        if not timings:
-            table.add_row(safe(student), f"{report.score:g} / {report.max_score:g}", safe(text or "—"))
+        if grade is None:
+            table.add_row(safe(student), "—", "—", "—", "—",
+                          safe("not graded: " + "; ".join(report.errors) if not report.items else text or "—"))
             continue
-        score = report.score - timing.penalty if timing and report.items else report.score
+        timing = grade.timing
         late = ("?" if timing and timing.warning and timing.timestamp is None else
                 _late(timing.seconds_late) if timing and timing.late else "—")
-        penalty = f"-{timing.penalty:g}" if timing and timing.penalty else "—"
-        table.add_row(safe(student), f"{max(score, 0.0):g} / {report.max_score:g}", late, penalty,
-                      safe(text or "—"))
-
+        table.add_row(safe(student), f"{grade.score:g} / {grade.max_score:g}", late,
+                      f"-{grade.penalty:g}" if grade.penalty else "—",
+                      f"{grade.pending:g}" if grade.pending else "—", safe(text or "—"))
     console.print(table)
 
 

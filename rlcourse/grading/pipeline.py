@@ -224,14 +224,8 @@ class Grader:
     def catalogue(self) -> list[ItemResult]:
         """Every item with its points, as a report lists them (without running anything)."""
         if self._catalogue is None:
-            plugin = GradingPlugin(None, known_tags=self.known_tags, cell_order=self._cell_order)
-            args = [str(self.assignment.grader_dir), "--collect-only", "-p", "no:cacheprovider",
-                    "-p", "no:terminal", "--import-mode=importlib", "--rootdir",
-                    str(self.assignment.course.root), "-c", str(self._pytest_ini())]
-            collector = _Collector()
-            with contextlib.redirect_stdout(io.StringIO()):
-                pytest.main(args, plugins=[plugin, collector])
-            self._catalogue = collector.items
+            self._catalogue = item_catalogue(self.assignment, known_tags=self.known_tags,
+                                             cell_order=self._cell_order)
         return [ItemResult(**vars(entry)) for entry in self._catalogue]
 
     def unreadable(self, reason: str, *, notebook: str, path: Path | None = None) -> Report:
@@ -385,6 +379,26 @@ class Grader:
         self.log(f"{what} the reference in {total:.1f} s (slowest cell {measured['cell']:.1f} s, "
                  f"slowest call {measured['call']:.1f} s)")
         return measured
+
+
+def item_catalogue(assignment: Assignment, *, known_tags=(), cell_order=None) -> list[ItemResult]:
+    """Every item of the assignment's graders (id, points, title, cell, kind), in the notebook's
+    order, collected as grading collects them and never run."""
+    if cell_order is None:
+        cell_order = Release.read_or_empty(assignment.release_notebook).order
+    ini = assignment.course.cache_dir / "grader-pytest.ini"
+    if not ini.exists():
+        ini.parent.mkdir(parents=True, exist_ok=True)
+        ini.write_text("[pytest]\n# The grader's own pytest settings, independent of the course's "
+                       "test suite.\naddopts =\n")
+    plugin = GradingPlugin(None, known_tags=set(known_tags), cell_order=cell_order)
+    args = [str(assignment.grader_dir), "--collect-only", "-p", "no:cacheprovider",
+            "-p", "no:terminal", "--import-mode=importlib", "--rootdir",
+            str(assignment.course.root), "-c", str(ini)]
+    collector = _Collector()
+    with contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[plugin, collector])
+    return collector.items
 
 
 class _Collector:

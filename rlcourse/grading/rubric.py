@@ -16,24 +16,16 @@ import math
 import numpy as np
 import pytest
 
-
-KINDS = {
-    "code": "a function of the student's, called by the graders on inputs of their own",
-    "value": "an exercise's value left in a variable (a number or a few), which a student who saw "
-             "the expected value could type in",
-    "prediction": "a prediction written before the experiment it predicts is run",
-    "concept": "a concept check's answer: a letter or a number",
-}
-"""What an item grades. Kinds other than `code` are answers a student could try until one
-passes, so by default their outcome waits for the due date (rlcourse.course.visibility)."""
+from rlcourse.course.visibility import KINDS
 
 
 def item(points: float, *, cell: str | None = None, title: str = "", kind: str = "code"):
     """Mark a test as one rubric item worth `points`.
 
     `cell` is the grade_id of the notebook's visible test cell whose points this item adds up to,
-    so totals per cell line up with nbgrader's gradebook. `kind` is one of `KINDS`: what the
-    feedback may show before the due date depends on it.
+    so totals per cell line up with nbgrader's gradebook. `kind` says what it grades (one of
+    rlcourse.course.visibility.KINDS: code, value, prediction, concept): an answer a student could
+    try until one passes waits for the due date before its outcome is shown.
     """
     if kind not in KINDS:
         raise ValueError(f"@item(kind={kind!r}): use one of {', '.join(KINDS)}")

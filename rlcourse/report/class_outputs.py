@@ -1,5 +1,6 @@
 """After a batch: the TA's class report, the rubric sheet of the answers marked by hand
-(rlcourse.report.rubric_sheet) and the exports, from the ledger (no regrading)."""
+(rlcourse.report.rubric_sheet) and the exports, from the grade of record (the gradebook, with the
+ledger's reports; no regrading)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,17 +10,16 @@ from rlcourse.course.directory import Assignment
 
 
 def write_class_outputs(assignment: Assignment, class_dir: ClassDirectory) -> dict[str, Path]:
-    from rlcourse.report.class_report import write_class_report
     from rlcourse.course.diagnoses import load_diagnoses
-    from rlcourse.report.export import gradebook_timings, graded_reports
+    from rlcourse.record.grades import class_grades
+    from rlcourse.report.class_report import write_class_report
     from rlcourse.report.rubric_sheet import write_rubric_sheet
 
-    reports = graded_reports(class_dir, assignment)
-    if not reports:
+    grades = class_grades(class_dir, assignment)
+    if not grades:
         return {}
     written = write_class_report(class_dir.reports / assignment.name, assignment=assignment.name,
-                                 reports=reports, diagnoses=load_diagnoses(assignment.grader_dir),
-                                 timings=gradebook_timings(class_dir, assignment))
+                                 grades=grades, diagnoses=load_diagnoses(assignment.grader_dir))
     outputs = {"TA report": written.get("summary.html", class_dir.reports / assignment.name)}
     sheet = write_rubric_sheet(assignment, class_dir)
     if sheet is not None:

@@ -3,12 +3,16 @@
 `write_class_report` writes three files into `reports/<assignment>/`:
 
 * `scores.csv`: one row per student and item (student, item, title, score, max_score, passed,
-  diagnosis; with the gradebook's timings also seconds_late and late_penalty, the student's),
-  for a spreadsheet;
+  diagnosis, and the student's seconds_late and late_penalty), then a row per written answer
+  (its TA mark, blank while it awaits one; `passed` says its state), for a spreadsheet;
 * `summary.png`: the score histogram and the count of students per diagnosis tag;
 * `summary.html`: a self-contained page with the class size, mean and median, that figure, the
   pass rate per item, and the diagnosis tags sorted by how many students they affect, each with
   its documented summary and fix, so a TA sees which misconception to address in section.
+
+Every total is the grade of record's (rlcourse.grading.grade.Grade, read from the gradebook by
+rlcourse.record.grades): the final score after any late penalty, out of the gradebook's maximum
+(written answers included), with the written points still awaiting a TA said per student.
 """
 from __future__ import annotations
 
@@ -50,36 +54,39 @@ class ItemStats:
         return self.passed / self.graded if self.graded else 0.0
 
 
-def write_class_report(out_dir: Path, *, assignment: str, reports: dict, diagnoses: dict,
-                       timings: dict | None = None) -> dict[str, Path]:
-    """Write scores.csv, summary.png and summary.html (atomically); return {file name: path}.
-    `timings` (student -> rlcourse.course.lateness.Timing) adds lateness and late penalties."""
+def write_class_report(out_dir: Path, *, assignment: str, grades: dict, diagnoses: dict) -> dict[str, Path]:
+    """Write scores.csv, summary.png and summary.html (atomically) from each student's grade of
+    record (student -> rlcourse.grading.grade.Grade); return {file name: path}."""
     out_dir = Path(out_dir)
+    reports = {student: grade.report for student, grade in grades.items()}
     counts = diagnosis_counts(reports)
     stats = item_stats(reports)
-    png = _summary_figure(assignment, reports, counts)
+    png = _summary_figure(assignment, grades, counts)
     return {
-        "scores.csv": write_atomic(out_dir / "scores.csv", scores_csv(reports, timings).encode("utf-8")),
+        "scores.csv": write_atomic(out_dir / "scores.csv", scores_csv(grades).encode("utf-8")),
         "summary.png": write_atomic(out_dir / "summary.png", png),
         "summary.html": write_atomic(out_dir / "summary.html", _summary_html(
-            assignment, reports, counts, stats, diagnoses, png, timings).encode("utf-8")),
+            assignment, grades, counts, stats, diagnoses, png).encode("utf-8")),
     }
 
 
 # --- the numbers ---------------------------------------------------------------------------------
-def scores_csv(reports: dict, timings: dict | None = None) -> str:
+def scores_csv(grades: dict) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS + (LATE_COLUMNS if timings is not None else ()))
-    for student in sorted(reports):
-        late = ()
-        if timings is not None:
-            timing = timings.get(student)
-            late = (f"{timing.seconds_late:g}", fmt_points(timing.penalty)) if timing else ("", "")
-        for item in reports[student].items:
+    writer.writerow(CSV_COLUMNS + LATE_COLUMNS)
+    for student in sorted(grades):
+        grade = grades[student]
+        timing = grade.timing
+        late = (f"{timing.seconds_late:g}", fmt_points(timing.penalty)) if timing else ("", "")
+        for item in grade.report.items:
             writer.writerow([_cell(student), item.id, _cell(item.title), fmt_points(item.score),
                              fmt_points(item.max_score), "true" if item.passed else "false",
                              item.diagnosis or "", *late])
+        for answer in grade.written:
+            writer.writerow([_cell(student), answer.grade_id, "written answer",
+                             "" if answer.score is None else fmt_points(answer.score),
+                             fmt_points(answer.max_score), answer.state, "", *late])
     return buffer.getvalue()
 
 
@@ -117,12 +124,12 @@ def _cell(text: str) -> str:
 
 
 # --- the figure ----------------------------------------------------------------------------------
-def _summary_figure(assignment: str, reports: dict, counts: list[TagCount]) -> bytes:
+def _summary_figure(assignment: str, grades: dict, counts: list[TagCount]) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    scores = [report.score for report in reports.values()]
-    max_score = max((report.max_score for report in reports.values()), default=0.0)
+    scores = [grade.score for grade in grades.values()]
+    max_score = max((grade.max_score for grade in grades.values()), default=0.0)
     figure = Figure(figsize=(11, 4.2), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     histogram, tags = figure.subplots(1, 2, width_ratios=(1, 1.2))
@@ -162,40 +169,40 @@ def _summary_figure(assignment: str, reports: dict, counts: list[TagCount]) -> b
 
 
 # --- the page ------------------------------------------------------------------------------------
-def _summary_html(assignment: str, reports: dict, counts: list[TagCount], stats: list[ItemStats],
-                  diagnoses: dict, png: bytes, timings: dict | None = None) -> str:
+def _summary_html(assignment: str, grades: dict, counts: list[TagCount], stats: list[ItemStats],
+                  diagnoses: dict, png: bytes) -> str:
     """The page (templates/class_report.html, rlcourse.explain.pages)."""
     from rlcourse.course.lateness import format_duration
     from rlcourse.explain.pages import render
 
-    scores = [report.score for report in reports.values()]
-    max_score = max((report.max_score for report in reports.values()), default=0.0)
+    scores = [grade.score for grade in grades.values()]
+    max_score = max((grade.max_score for grade in grades.values()), default=0.0)
     mean = statistics.mean(scores) if scores else 0.0
     median = statistics.median(scores) if scores else 0.0
-    full = sum(1 for report in reports.values() if report.max_score and report.score >= report.max_score)
-    with_errors = sum(1 for report in reports.values() if report.errors)
-
-    overview = [("class-size", len(reports), "students"),
+    full = sum(1 for grade in grades.values() if grade.max_score and grade.score >= grade.max_score)
+    with_errors = sum(1 for grade in grades.values() if grade.report.errors)
+    pending = sum(1 for grade in grades.values() if grade.pending)
+    overview = [("class-size", len(grades), "students"),
                 ("mean", f"{mean:.1f}", f"mean score (of {fmt_points(max_score)})"),
                 ("median", fmt_points(median), "median score"),
                 ("full-marks", full, "full marks"),
-                ("with-errors", with_errors, "notebooks with errors")]
-    if timings is not None:
-        overview.append(("late", sum(1 for timing in timings.values() if timing.late), "late submissions"))
-
+                ("pending", pending, "with written answers awaiting a TA"),
+                ("with-errors", with_errors, "notebooks with errors"),
+                ("late", sum(1 for grade in grades.values() if grade.timing and grade.timing.late),
+                 "late submissions")]
     students = []
-    for student in sorted(reports):
-        timing = (timings or {}).get(student)
-        late, penalty = None, ""
+    for student in sorted(grades):
+        grade = grades[student]
+        timing = grade.timing
+        late = None
         if timing is not None:
-            late = format_duration(timing.seconds_late) if timing.late else "on time"
-            if timing.timestamp is None:
-                late = "time unknown"
-            penalty = fmt_points(-timing.penalty) if timing.penalty else ""
-        students.append((student, reports[student], late, penalty,
-                         "; ".join(reports[student].errors)[:300]))
+            late = "time unknown" if timing.timestamp is None else (
+                format_duration(timing.seconds_late) if timing.late else "on time")
+        students.append({"student": student, "grade": grade, "late": late,
+                         "penalty": fmt_points(-grade.penalty) if grade.penalty else "",
+                         "errors": "; ".join(grade.report.errors)[:300]})
     return render("class_report.html", title=f"{assignment}: class report", stats=overview,
-                  image=base64.b64encode(png).decode("ascii"), timings=timings,
+                  image=base64.b64encode(png).decode("ascii"),
                   tags=[(count, diagnoses.get(count.tag)) for count in counts], items=stats,
                   students=students,
-                  with_parameters=any(report.parameters for report in reports.values()))
+                  with_parameters=any(grade.report.parameters for grade in grades.values()))

@@ -237,11 +237,13 @@ def create_app(service: WebService, hub=None) -> FastAPI:
 
     def home_page(token, csrf, error="", status=200, server=""):
         rows = service.store.submissions(student=None if token.staff else token.user)
-        assignments = [(name, [service.view_json(row) for row in reversed(rows) if row.assignment == name])
+        counting = service.counting(rows)
+        assignments = [(name, [service.view_json(row, counting=counting) for row in reversed(rows)
+                               if row.assignment == name])
                        for name in service.assignments()]
         return page("web_home.html", status=status, title="Your submissions", user=token.user,
                     staff=token.staff, csrf=csrf, assignments=assignments, error=error, server=server,
-                    counting=service.counting(rows))
+                    counting=counting)
 
     @router.post("/assignments/{name}/submit")
     async def submit_page(name: str, request: Request):

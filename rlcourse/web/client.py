@@ -94,7 +94,15 @@ def describe(view: dict) -> str:
     if report.get("late_penalty"):
         score += f" (late penalty {report['late_penalty']:g})"
     lines.append(score)
+    if report.get("pending"):
+        lines.append(f"  {report['pending']:g} points of written answers await a TA")
+    if report.get("sealed_points"):
+        lines.append(f"  {report['sealed_points']:g} more points for predictions and other committed "
+                     "answers: recorded, graded after the due date")
     for item in report.get("items", []):
+        if item.get("score") is None:  # sealed until the due date
+            lines.append(f"  [....] {item['id']}: answer recorded, graded after the due date")
+            continue
         mark = "PASS" if item["passed"] else "FAIL"
         line = f"  [{mark}] {item['id']}: {item['score']:g}/{item['max_score']:g}"
         if item.get("diagnosis"):
@@ -102,6 +110,12 @@ def describe(view: dict) -> str:
         lines.append(line)
         if not item["passed"] and item.get("message"):
             lines.append(f"         {item['message']}")
+        if not item["passed"] and item.get("fix"):
+            lines.append(f"         To fix it: {item['fix']}")
+    for answer in report.get("written", []):
+        state = {"awaiting": "awaiting a TA", "marked": f"marked {answer.get('score')}",
+                 "re-marking": "changed since it was marked: awaiting a TA again"}.get(answer.get("state"), "")
+        lines.append(f"  [TA  ] {answer['id']}: written answer, {state} ({answer['max_score']:g} points)")
     lines.extend(f"  error: {error}" for error in report.get("errors", []))
     return "\n".join(lines)
 

@@ -1,6 +1,6 @@
 """The web service's state for one class, and what a student may see of a submission.
 
-Everything a student is shown of a grade goes through `student_view` (rlcourse.course.visibility)
+Everything a student is shown of a grade goes through `student_view` (rlcourse.grading.grade)
 at the moment of the request, with the student's deadline as the gradebook holds it then (the
 due date plus any extension granted since): a page opened before the deadline shows what the
 policy allows before it, and the same submission shows more once the deadline has passed.
@@ -15,7 +15,8 @@ import time
 from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.directory import Course
 from rlcourse.course.lateness import Timing
-from rlcourse.course.visibility import feedback_level, student_view
+from rlcourse.course.visibility import feedback_level
+from rlcourse.grading.grade import Grade, student_view
 from rlcourse.grading.report import Report
 from rlcourse.web.intake import Intake
 from rlcourse.web.queue import GradingQueue, best_submission
@@ -35,6 +36,7 @@ class WebService:
         self.intake = Intake(class_dir, self.store, self.deadline)
         self.queue = GradingQueue(self, log=log, graders=graders)
         self._deadlines: dict[tuple[str, str], tuple[float, datetime.datetime | None]] = {}
+        self._grades: dict[tuple[int, int], Grade] = {}
         self._deadline_lock = threading.Lock()
 
     def assignments(self) -> list[str]:
@@ -70,24 +72,73 @@ class WebService:
         return feedback_level(policy, deadline=self.deadline(submission.student, submission.assignment),
                               now=now())
 
-    def view_json(self, submission: Submission) -> dict:
-        """The submission as the API returns it: its state and, once graded, the report cut to
-        what the policy shows now, in the shape of `rlcourse grade --json`."""
+    def view_json(self, submission: Submission, *, counting: set[int] | None = None) -> dict:
+        """The submission as the API returns it: its state and, once graded, its grade cut to
+        what the policy shows now (rlcourse.grading.grade.student_view), in the shape of
+        `rlcourse grade --json`. `counting`: the ids whose grades the gradebook holds, when the
+        caller knows them (else they are looked up)."""
         data = {"id": submission.id, "student": submission.student, "assignment": submission.assignment,
                 "status": submission.status, "submitted": submission.created.isoformat(sep=" ") + " UTC",
                 "position": self.position(submission), "sha256": submission.sha256}
         if submission.status == "failed":
             data["error"] = "grading failed; the course staff have been told"
         if submission.report is not None:
-            level = self.level(submission)
-            view = student_view(Report.from_json(json.loads(submission.report)), level=level)
-            timing = json.loads(submission.timing) if submission.timing else None
-            data["report"] = {
-                "assignment": view.assignment, "score": view.score, "max_score": view.max_score,
-                "items": [item.to_json() for item in view.items], "errors": view.errors,
-                "notebook": view.notebook, "level": level,
-                "late_penalty": (timing or {}).get("penalty") if view.score is not None else None}
+            data["report"] = self.student_view(submission, counting=counting).to_json()
         return data
+
+    def student_view(self, submission: Submission, *, counting: set[int] | None = None):
+        """What the student may see of this submission's grade now."""
+        assignment = self.course.assignment(submission.assignment)
+        return student_view(self.grade(submission, counting=counting), policy=assignment.feedback,
+                            deadline=self.deadline(submission.student, submission.assignment), now=now())
+
+    def grade(self, submission: Submission, *, counting: set[int] | None = None) -> Grade:
+        """The submission's grade: for the one the gradebook holds, the grade of record as it
+        stands now (the written answers' marks, an extension's effect on the late penalty); for
+        any other, its own report with the written answers unmarked (no TA marks a submission
+        that does not count)."""
+        from rlcourse.record.grades import ungraded
+
+        assignment = self.course.assignment(submission.assignment)
+        report = Report.from_json(json.loads(submission.report))
+        if counting is None:
+            counting = self.counting(self.store.submissions(student=submission.student,
+                                                            assignment=submission.assignment))
+        submitted = self.class_dir.root / submission.folder / assignment.notebook
+        if submission.id in counting:
+            recorded = self._recorded_grade(submission, assignment, report, submitted)
+            if recorded is not None:
+                return recorded
+        return ungraded(assignment, report, submitted=submitted,
+                        timing=timing_from_json(submission.timing))
+
+    def _recorded_grade(self, submission: Submission, assignment, report: Report, submitted) -> Grade | None:
+        """The gradebook's grade of the counting submission, reused while the gradebook file is
+        unchanged (opening nbgrader's gradebook costs a quarter of a second, and a waiting client
+        asks every few seconds)."""
+        from nbgrader.api import MissingEntry
+
+        from rlcourse.record.gradebook import open_gradebook
+        from rlcourse.record.grades import grade_of_record
+
+        path = self.class_dir.root / "gradebook.db"
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:
+            return None
+        key = (submission.id, stamp)
+        with self._deadline_lock:
+            if key in self._grades:
+                return self._grades[key]
+        try:
+            with open_gradebook(self.class_dir.db_url) as gradebook:
+                grade = grade_of_record(gradebook, assignment, submission.student, report, submitted=submitted)
+        except MissingEntry:
+            return None
+        with self._deadline_lock:
+            self._grades = {k: v for k, v in self._grades.items() if k[1] == stamp}
+            self._grades[key] = grade
+        return grade
 
     def counting(self, rows: list[Submission]) -> set[int]:
         """The ids among `rows` whose grades the gradebook holds: per student and assignment,
@@ -101,24 +152,27 @@ class WebService:
                 for (_, name), entries in graded.items()}
 
     def feedback_page(self, submission: Submission) -> str:
-        """The feedback page for this submission at the level the policy allows now."""
+        """The feedback page for this submission: its grade (the grade of record, written answers
+        included, for the submission that counts) as the policy shows it now."""
         from rlcourse.course.diagnoses import load_diagnoses
         from rlcourse.course.submission import NotebookProblem, load_submission
         from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids
 
         assignment = self.course.assignment(submission.assignment)
-        report = Report.from_json(json.loads(submission.report))
-        level = self.level(submission)
+        grade = self.grade(submission)
+        deadline = self.deadline(submission.student, submission.assignment)
+        moment = now()
+        level = feedback_level(assignment.feedback, deadline=deadline, now=moment)
         try:
             cells = list(load_submission(self.class_dir.root / submission.folder / assignment.notebook).cells)
         except NotebookProblem:
             cells = []
-        return render_feedback(report, student=submission.student, submission_cells=cells,
+        return render_feedback(grade, student=submission.student, submission_cells=cells,
                                todo_ids=todo_cell_ids(assignment.release_notebook),
                                diagnoses=load_diagnoses(assignment.grader_dir),
-                               figures=assignment_figures(assignment, report) if level == "full" else [],
-                               assignment_title=assignment.title,
-                               timing=timing_from_json(submission.timing), level=level)
+                               figures=assignment_figures(assignment, grade.report) if level == "full" else [],
+                               assignment_title=assignment.title, policy=assignment.feedback,
+                               deadline=deadline, now=moment)
 
 
 def read_deadline(class_dir: ClassDirectory, student: str, assignment: str) -> datetime.datetime | None:

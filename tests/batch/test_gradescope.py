@@ -14,8 +14,9 @@ import pytest
 
 from rlcourse.batch.gradescope import (MAX_UPLOAD_BYTES, UploadProblem, after_deadline, build_autograder,
                                  find_notebook, results_json, run, uploader)
-from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.visibility import FeedbackPolicy
+from rlcourse.grading.grade import Grade, Written
+from rlcourse.grading.report import ItemResult, Report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,6 +28,10 @@ def make_report(errors=()):
                         "clipped loss value")]
     return Report("ps1", "ps1.ipynb", items, errors=list(errors), sha256="ab" * 32, isolation="rlimits",
                   confinement={"landlock": 7, "pids_cgroup": False})
+
+
+def graded(errors=(), written=()) -> Grade:
+    return Grade(make_report(errors), tuple(written))
 
 
 # --- the zip ---------------------------------------------------------------------------------------
@@ -182,7 +187,7 @@ def by_name(results):
 
 class TestResultsJson:
     def test_full_policy_shows_every_item_with_its_diagnosis(self):
-        results = results_json(make_report(), policy=FeedbackPolicy(), late=False, seconds=4.4)
+        results = results_json(graded(), policy=FeedbackPolicy(), late=False, seconds=4.4)
         assert results["score"] == 2.0 and results["visibility"] == "visible"
         assert results["execution_time"] == 4 and results["stdout_visibility"] == "hidden"
         first, second = results["tests"]
@@ -195,7 +200,7 @@ class TestResultsJson:
         assert {test["visibility"] for test in results["tests"]} == {"visible"}
 
     def test_extra_data_records_the_isolation_in_force(self):
-        results = results_json(make_report(), policy=FeedbackPolicy(), late=False, seconds=1,
+        results = results_json(graded(), policy=FeedbackPolicy(), late=False, seconds=1,
                                isolation_reason="resource limits only: no user namespaces")
         extra = results["extra_data"]
         assert extra["isolation"] == "rlimits" and "user namespaces" in extra["isolation_reason"]
@@ -203,7 +208,7 @@ class TestResultsJson:
 
     def test_score_before_the_due_date_keeps_items_until_after_it(self):
         policy = FeedbackPolicy(before_due="score", after_due="full")
-        results = results_json(make_report(errors=["cell 3 raised"]), policy=policy, late=False, seconds=1)
+        results = results_json(graded(errors=["cell 3 raised"]), policy=policy, late=False, seconds=1)
         assert results["visibility"] == "visible"
         assert {test["visibility"] for test in results["tests"]} == {"after_due_date"}
         assert "output" not in results  # the notes wait with the messages
@@ -211,13 +216,13 @@ class TestResultsJson:
 
     def test_an_upload_after_the_deadline_sees_the_after_due_view_at_once(self):
         policy = FeedbackPolicy(before_due="score", after_due="full")
-        results = results_json(make_report(errors=["cell 3 raised"]), policy=policy, late=True, seconds=1)
+        results = results_json(graded(errors=["cell 3 raised"]), policy=policy, late=True, seconds=1)
         assert {test["visibility"] for test in results["tests"]} == {"visible"}
         assert "cell 3 raised" in results["output"]
 
     def test_items_before_the_due_date_split_what_went_wrong_into_its_own_test(self):
         policy = FeedbackPolicy(before_due="items", after_due="full")
-        tests = by_name(results_json(make_report(), policy=policy, late=False, seconds=1))
+        tests = by_name(results_json(graded(), policy=policy, late=False, seconds=1))
         item = tests["policy_loss.ppo_value: clipped loss value"]
         detail = tests["policy_loss.ppo_value: clipped loss value (what went wrong)"]
         assert item["visibility"] == "visible" and "output" not in item and "tags" not in item
@@ -229,19 +234,42 @@ class TestResultsJson:
 
     def test_a_policy_that_never_shows_anything_leaves_the_total_to_staff(self):
         policy = FeedbackPolicy(before_due="none", after_due="none")
-        results = results_json(make_report(errors=["cell 3 raised"]), policy=policy, late=True, seconds=1)
+        results = results_json(graded(errors=["cell 3 raised"]), policy=policy, late=True, seconds=1)
         assert results["visibility"] == "after_published"
         assert {test["visibility"] for test in results["tests"]} == {"hidden"}
         assert "output" not in results
 
     def test_the_reason_an_upload_cannot_be_graded_is_always_shown(self):
         policy = FeedbackPolicy(before_due="none", after_due="score")
-        results = results_json(make_report(), policy=policy, late=False, seconds=1,
+        results = results_json(graded(), policy=policy, late=False, seconds=1,
                                upload_problem="the upload holds 2 notebooks")
         assert results["output"] == "This upload could not be graded: the upload holds 2 notebooks"
 
     def test_it_is_plain_json(self):
-        json.dumps(results_json(make_report(), policy=FeedbackPolicy(), late=False, seconds=1))
+        json.dumps(results_json(graded(), policy=FeedbackPolicy(), late=False, seconds=1))
+
+    def test_a_written_answer_is_a_test_so_the_total_is_the_gradebooks(self):
+        results = results_json(graded(written=[Written("explain_clipping", 2.0)]), policy=FeedbackPolicy(),
+                               late=False, seconds=1)
+        written = by_name(results)["explain_clipping: written answer"]
+        assert (written["score"], written["max_score"]) == (0.0, 2.0) and "Awaiting a TA" in written["output"]
+        assert sum(test["max_score"] for test in results["tests"]) == results["extra_data"]["max_score"] == 7.0
+        assert results["extra_data"]["pending"] == 2.0 and "await a TA" in results["output"]
+
+    def test_a_prediction_and_its_total_wait_for_the_due_date_and_a_fix_too(self):
+        grade = graded()
+        grade.report.items.append(ItemResult("predictions.kl", 1.0, 0.0, False, "you predicted 'same'.",
+                                             "prediction_clip_not_the_limit", "the KL", kind="prediction"))
+        grade.report.items[1].fix = "take jnp.minimum(ratio * A, clipped * A)"
+        tests = by_name(results_json(grade, policy=FeedbackPolicy(), late=False, seconds=1))
+        assert tests["predictions.kl: the KL"]["visibility"] == "after_due_date"
+        item = tests["policy_loss.ppo_value: clipped loss value"]
+        assert item["visibility"] == "visible" and "jnp.minimum" not in item["output"]
+        assert tests["policy_loss.ppo_value: clipped loss value (how to fix it)"]["visibility"] == "after_due_date"
+        results = results_json(grade, policy=FeedbackPolicy(), late=False, seconds=1)
+        assert results["visibility"] == "after_due_date"  # the total counts the prediction
+        late = by_name(results_json(grade, policy=FeedbackPolicy(), late=True, seconds=1))
+        assert "jnp.minimum" in late["policy_loss.ppo_value: clipped loss value"]["output"]
 
 
 def test_run_writes_a_zero_with_a_reason_when_the_autograder_itself_is_broken(tmp_path, capsys):

@@ -1,17 +1,19 @@
-"""rlcourse.course.visibility: the one function that decides what a student may see, and everything
-that shows a student something (the feedback page, the Gradescope export) going through it."""
+"""rlcourse.course.visibility: the feedback policy (levels before and after the due date, and which
+items' outcomes wait for it), and everything that shows a student something (the feedback page,
+the Gradescope export) going through it. The cut itself, `student_view`, is tested with the
+grade it cuts (tests/grading/test_grade.py)."""
 import datetime
 import json
 
 import pytest
 
 from rlcourse.course.directory import Course, CourseError
-from rlcourse.report.export import gradescope_results
-from rlcourse.explain.feedback import render_feedback
-from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.lateness import Timing
-from rlcourse.course.visibility import (FeedbackPolicy, PolicyError, feedback_level, gradescope_visibility,
-                                 student_view)
+from rlcourse.course.visibility import FeedbackPolicy, PolicyError, feedback_level, gradescope_visibility
+from rlcourse.explain.feedback import render_feedback
+from rlcourse.grading.grade import Grade, student_view
+from rlcourse.grading.report import ItemResult, Report
+from rlcourse.report.export import gradescope_results
 
 DUE = datetime.datetime(2026, 3, 2, 17, 0)
 SECRET_MESSAGE = "your clipped objective ignores the min: see the corridor plot"
@@ -25,9 +27,13 @@ def report() -> Report:
         errors=["cell 7 raised NameError"], artifacts={"curve": [1, 2, 3]})
 
 
+def grade(timing=None) -> Grade:
+    return Grade(report(), timing=timing)
+
+
 def page(view_level: str, timing=None) -> str:
-    return render_feedback(report(), student="alan", submission_cells=[], todo_ids=set(), diagnoses={},
-                           figures=[], level=view_level, timing=timing)
+    return render_feedback(grade(timing), student="alan", submission_cells=[], todo_ids=set(), diagnoses={},
+                           figures=[], level=view_level)
 
 
 class TestDecision:
@@ -43,7 +49,7 @@ class TestDecision:
         assert feedback_level(self.policy, deadline=None, now=DUE) == "full"
 
     def test_each_level_shows_only_its_part(self):
-        at = {level: student_view(report(), level=level) for level in ("none", "score", "items", "full")}
+        at = {level: student_view(grade(), level=level) for level in ("none", "score", "items", "full")}
         assert (at["none"].score, at["none"].items, at["none"].errors) == (None, [], [])
         assert (at["score"].score, at["score"].max_score, at["score"].items) == (4.0, 10.0, [])
         assert [(i.id, i.score, i.message, i.diagnosis) for i in at["items"].items] == [
@@ -54,8 +60,8 @@ class TestDecision:
 
     def test_the_view_follows_the_clock_when_no_level_is_given(self):
         now = datetime.datetime(2030, 1, 1)
-        assert student_view(report(), policy=self.policy, deadline=DUE, now=now).level == "full"
-        assert student_view(report(), policy=self.policy, deadline=now, now=DUE).level == "score"
+        assert student_view(grade(), policy=self.policy, deadline=DUE, now=now).level == "full"
+        assert student_view(grade(), policy=self.policy, deadline=now, now=DUE).level == "score"
 
 
 class TestPolicyInAssignmentToml:
@@ -65,6 +71,14 @@ class TestPolicyInAssignmentToml:
         spec = tmp_path / "graders" / "ps9" / "assignment.toml"
         spec.write_text('notebook = "ps9.ipynb"\nframework = "numpy"\n[feedback]\nbefore_due = "items"\n')
         assert Course(tmp_path).assignment("ps9").feedback == FeedbackPolicy("items", "full")
+        spec.write_text('notebook = "ps9.ipynb"\nframework = "numpy"\n[feedback.kinds]\nconcept = "visible"\n'
+                        '[feedback.items]\n"exercises.horizon_change" = "after_due"\n'
+                        '"horizon.prediction" = "visible"\n')
+        policy = Course(tmp_path).assignment("ps9").feedback
+        assert policy.when(ItemResult("concepts.q1", 1.0, kind="concept")) == "visible"
+        assert policy.when(ItemResult("horizon.prediction", 1.0, kind="prediction")) == "visible"
+        assert policy.when(ItemResult("exercises.horizon_change", 1.0, kind="code")) == "after_due"
+        assert policy.when(ItemResult("exercises.other", 1.0, kind="value")) == "after_due"
         spec.write_text('notebook = "ps9.ipynb"\nframework = "numpy"\n[feedback]\nbefore_due = "all"\n')
         with pytest.raises(CourseError, match="before_due = 'all'"):
             Course(tmp_path).assignment("ps9")
@@ -72,6 +86,26 @@ class TestPolicyInAssignmentToml:
     def test_unknown_keys_are_refused(self):
         with pytest.raises(PolicyError, match="unknown key"):
             FeedbackPolicy.from_table({"after": "full"})
+        with pytest.raises(PolicyError, match="unknown kind 'essay'"):
+            FeedbackPolicy.from_table({"kinds": {"essay": "visible"}})
+        with pytest.raises(PolicyError, match="'later'"):
+            FeedbackPolicy.from_table({"items": {"concepts.q1": "later"}})
+
+
+class TestDefaults:
+    def test_answers_a_student_could_try_wait_for_the_due_date_and_code_does_not(self):
+        policy = FeedbackPolicy()
+        when = {kind: policy.when(ItemResult("x", 1.0, kind=kind)) for kind in ("code", "value", "prediction", "concept")}
+        assert when == {"code": "visible", "value": "after_due", "prediction": "after_due", "concept": "after_due"}
+
+    def test_every_course_item_of_a_kind_that_waits_is_a_prediction_concept_or_value(self, course):
+        """The course's graders mark what each item grades: every prediction and concept check of
+        ps1-ps3 is sealed by default, and no function's item is."""
+        for name in ("ps1", "ps2", "ps3"):
+            kinds = {item_id: kind for item_id, kind in _kinds(course.assignment(name))}
+            assert {kinds[i] for i in kinds if "predict" in i or i.startswith("concepts.")} <= {"prediction", "concept"}, name
+            assert any(kind == "prediction" for kind in kinds.values()), name
+            assert any(kind == "concept" for kind in kinds.values()), name
 
 
 class TestFeedbackPage:
@@ -99,22 +133,29 @@ class TestFeedbackPage:
         assert "<dt>Late penalty</dt><dd>0.8 points</dd>" in html
 
 
+def _kinds(assignment):
+    """(item id, kind) of every item the assignment's graders declare (collected, not run)."""
+    from rlcourse.grading.pipeline import item_catalogue
+
+    return [(item.id, item.kind) for item in item_catalogue(assignment)]
+
+
 class TestGradescope:
     def test_default_policy_shows_everything_at_once(self):
-        results = gradescope_results(report())
+        results = gradescope_results(grade())
         assert {test["visibility"] for test in results["tests"]} == {"visible"}
         assert results["visibility"] == "visible" and len(results["tests"]) == 2
         assert SECRET_MESSAGE in results["tests"][1]["output"]
 
     def test_score_before_full_after(self):
-        results = gradescope_results(report(), policy=FeedbackPolicy("score", "full"))
+        results = gradescope_results(grade(), policy=FeedbackPolicy("score", "full"))
         assert results["visibility"] == "visible"
         assert {test["visibility"] for test in results["tests"]} == {"after_due_date"}
         assert SECRET_MESSAGE in json.dumps(results["tests"])
         assert "NameError" not in results.get("output", "")
 
     def test_items_before_full_after_splits_the_message_off(self):
-        results = gradescope_results(report(), policy=FeedbackPolicy("items", "full"))
+        results = gradescope_results(grade(), policy=FeedbackPolicy("items", "full"))
         visible = [test for test in results["tests"] if test["visibility"] == "visible"]
         later = [test for test in results["tests"] if test["visibility"] == "after_due_date"]
         assert [test["score"] for test in visible] == [4.0, 0.0]
@@ -122,12 +163,12 @@ class TestGradescope:
         assert SECRET_MESSAGE in json.dumps(later) and all(test["max_score"] == 0 for test in later)
 
     def test_never_shown_items_are_hidden_and_a_never_shown_total_waits_for_publishing(self):
-        results = gradescope_results(report(), policy=FeedbackPolicy("none", "score"))
+        results = gradescope_results(grade(), policy=FeedbackPolicy("none", "score"))
         assert results["visibility"] == "after_due_date"
         assert {test["visibility"] for test in results["tests"]} == {"hidden"}
         # staff still read the messages in Gradescope; students never see a hidden test
         assert SECRET_MESSAGE not in json.dumps({k: v for k, v in results.items() if k != "tests"})
-        assert gradescope_results(report(), policy=FeedbackPolicy("none", "none"))["visibility"] == "after_published"
+        assert gradescope_results(grade(), policy=FeedbackPolicy("none", "none"))["visibility"] == "after_published"
 
     def test_the_visibility_values_are_gradescopes(self):
         for before in ("none", "score", "items", "full"):

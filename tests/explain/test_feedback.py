@@ -16,6 +16,7 @@ from rlcourse.report.class_report import diagnosis_counts, write_class_report
 from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.explain.feedback import (PNG_SIGNATURE, figure_png, render_feedback, todo_cell_ids,
                                write_feedback)
+from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.submission import CodeCell, load_submission
 from rlcourse.course.solutions import load_course_module
@@ -69,7 +70,7 @@ def synthetic_artifacts(ps1_feedback):
 
 
 def page_for(report, diagnoses, *, cells=None, figures=(), student="alan"):
-    return render_feedback(report, student=student, submission_cells=cells or student_cells(),
+    return render_feedback(Grade(report), student=student, submission_cells=cells or student_cells(),
                            todo_ids={"returns_to_go", "policy_loss"}, diagnoses=diagnoses,
                            figures=list(figures))
 
@@ -259,7 +260,7 @@ def graded_alan(ps1):
     path = ALAN
     with Grader(ps1) as grader:
         report = grader.grade(path)
-    page = render_feedback(report, student="alan", submission_cells=load_submission(path).cells,
+    page = render_feedback(Grade(report), student="alan", submission_cells=load_submission(path).cells,
                            todo_ids=todo_cell_ids(ps1.release_notebook),
                            diagnoses=load_diagnoses(ps1.grader_dir),
                            figures=assignment_figures(ps1, report))
@@ -321,6 +322,11 @@ def test_feedback_page_renders_in_headless_chromium(tmp_path, diagnoses, ps1_fee
 
 
 # --- write_class_report --------------------------------------------------------------------------
+def class_grades(reports=None):
+    """Each student's grade of record, made of their report alone (no written answer)."""
+    return {student: Grade(report) for student, report in (reports or class_reports()).items()}
+
+
 def class_reports():
     def report(scores_and_tags):
         items = [ItemResult(f"item.{index}", 2.0, score, tag is None, "", tag, f"Item {index}")
@@ -338,7 +344,7 @@ def class_reports():
 class TestWriteClassReport:
     def test_writes_csv_png_and_html(self, tmp_path, diagnoses):
         paths = write_class_report(tmp_path / "reports" / "ps1", assignment="ps1",
-                                   reports=class_reports(), diagnoses=diagnoses)
+                                   grades=class_grades(), diagnoses=diagnoses)
         assert set(paths) == {"scores.csv", "summary.png", "summary.html"}
         assert all(path.is_file() and path.stat().st_size > 0 for path in paths.values())
         assert paths["summary.png"].read_bytes().startswith(PNG_SIGNATURE)
@@ -347,12 +353,12 @@ class TestWriteClassReport:
 
     def test_each_students_parameters_are_in_the_students_table(self, tmp_path, diagnoses):
         reports = class_reports()
-        page = write_class_report(tmp_path / "a", assignment="ps1", reports=reports,
+        page = write_class_report(tmp_path / "a", assignment="ps1", grades=class_grades(reports),
                                   diagnoses=diagnoses)["summary.html"].read_text()
         assert "<th>Parameters</th>" not in page
         reports["ada"].parameters = {"seed": 21, "horizon": 1}
         reports["alan"].parameters = {"seed": 13, "horizon": 2}
-        page = write_class_report(tmp_path / "b", assignment="ps1", reports=reports,
+        page = write_class_report(tmp_path / "b", assignment="ps1", grades=class_grades(reports),
                                   diagnoses=diagnoses)["summary.html"].read_text()
         assert "<th>Parameters</th>" in page
         assert '<td class="mono parameters">seed = 21, horizon = 1</td>' in page
@@ -360,12 +366,12 @@ class TestWriteClassReport:
 
     def test_csv_has_one_row_per_student_and_item(self, tmp_path, diagnoses):
         reports = class_reports()
-        paths = write_class_report(tmp_path, assignment="ps1", reports=reports, diagnoses=diagnoses)
+        paths = write_class_report(tmp_path, assignment="ps1", grades=class_grades(reports), diagnoses=diagnoses)
         with paths["scores.csv"].open(newline="") as stream:
             rows = list(csv.DictReader(stream))
         assert len(rows) == sum(len(report.items) for report in reports.values()) == 12
         assert list(rows[0]) == ["student", "item", "title", "score", "max_score", "passed",
-                                 "diagnosis"]
+                                 "diagnosis", "seconds_late", "late_penalty"]
         alan = [row for row in rows if row["student"] == "alan"]
         assert [(row["item"], row["score"], row["passed"], row["diagnosis"]) for row in alan] == [
             ("item.0", "2", "true", ""), ("item.1", "0", "false", "clip_without_min"),
@@ -381,7 +387,7 @@ class TestWriteClassReport:
             "clip_without_min", "raised", "loss_sign"]
 
     def test_summary_page_lists_tags_by_count_with_summaries(self, tmp_path, diagnoses):
-        page = write_class_report(tmp_path, assignment="ps1", reports=class_reports(),
+        page = write_class_report(tmp_path, assignment="ps1", grades=class_grades(),
                                   diagnoses=diagnoses)["summary.html"].read_text()
         positions = [page.index(f'data-tag="{tag}"') for tag in ("clip_without_min", "raised", "loss_sign")]
         assert positions == sorted(positions)
@@ -391,6 +397,6 @@ class TestWriteClassReport:
         assert "<script" not in page.lower()
 
     def test_an_empty_class_still_gives_a_report(self, tmp_path, diagnoses):
-        paths = write_class_report(tmp_path, assignment="ps1", reports={}, diagnoses=diagnoses)
+        paths = write_class_report(tmp_path, assignment="ps1", grades={}, diagnoses=diagnoses)
         assert paths["scores.csv"].read_text().count("\n") == 1
         assert 'id="class-size">0<' in paths["summary.html"].read_text()

@@ -23,13 +23,14 @@ def test_printable_drops_what_html_cannot_carry_but_keeps_markup():
 def test_each_page_inlines_the_one_style_sheet(tmp_path):
     from rlcourse.report.class_report import write_class_report
     from rlcourse.explain.feedback import render_feedback
+    from rlcourse.grading.grade import Grade
     from rlcourse.grading.report import ItemResult, Report
 
-    report = Report("ps1", "ps1.ipynb", [ItemResult("a::b", 1, 1, True)])
+    grade = Grade(Report("ps1", "ps1.ipynb", [ItemResult("a::b", 1, 1, True)]))
     sheet = environment().loader.get_source(environment(), "pages.css")[0]
-    feedback = render_feedback(report, student="s", submission_cells=[], todo_ids=set(),
+    feedback = render_feedback(grade, student="s", submission_cells=[], todo_ids=set(),
                                diagnoses={}, figures=[])
-    summary = write_class_report(tmp_path, assignment="ps1", reports={"s": report},
+    summary = write_class_report(tmp_path, assignment="ps1", grades={"s": grade},
                                  diagnoses={})["summary.html"].read_text()
     for page in (feedback, summary):
         assert page.count(f"<style>{sheet}</style>") == 1

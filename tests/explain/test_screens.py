@@ -13,6 +13,7 @@ from rlcourse.course.directory import Course
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.explain.outputs import clear_untrusted, write_autograded_notebook
 from rlcourse.explain.terminal import print_report, print_summary, safe
+from rlcourse.grading.grade import Grade
 
 
 @pytest.mark.parametrize("student", ["ada", "a.b@uni.edu", "x+y-z_1"])
@@ -42,7 +43,8 @@ def rendered(function, *args) -> str:
 
 def test_markup_and_escape_sequences_from_a_submission_reach_no_terminal():
     report = report_with("[/] closes nothing [link=file:///etc/passwd]click[/link] \x1b[31mred\x07")
-    text = rendered(print_report, report) + rendered(print_summary, [("ad[/]a\x1b[2J", report)])
+    grade = Grade(report)
+    text = rendered(print_report, grade) + rendered(print_summary, [("ad[/]a\x1b[2J", report, grade)])
     assert "[/] closes nothing" in text and "[link=file:///etc/passwd]click[/link]" in text
     assert "[bold red]forged[/]" in text and "ad[/]a" in text
     assert "\x1b[2J" not in text and "\x1b]0;" not in text and "\x07" not in text and "\u202e" not in text
