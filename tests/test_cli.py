@@ -32,7 +32,11 @@ def test_grade_json_prints_exactly_one_object_with_the_contract_keys(reference_n
     report = json.loads(result.stdout)
     assert {"assignment", "score", "max_score", "items", "errors"} <= set(report)
     assert report["assignment"] == "ps1" and report["errors"] == []
-    assert report["score"] == report["max_score"] == sum(item["max_score"] for item in report["items"])
+    # every hidden item passed: the total is the gradebook's basis, the written answers pending
+    assert report["score"] == report["auto_score"] == sum(item["max_score"] for item in report["items"])
+    assert report["max_score"] == report["auto_max_score"] + sum(w["max_score"] for w in report["written"])
+    assert report["pending"] == sum(w["max_score"] for w in report["written"]) > 0
+    assert {w["state"] for w in report["written"]} == {"awaiting"}
     for item in report["items"]:
         assert ITEM_KEYS <= set(item) and item["passed"] and item["diagnosis"] is None
 

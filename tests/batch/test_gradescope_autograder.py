@@ -193,8 +193,12 @@ def test_a_malformed_upload_gets_zero_and_a_readable_reason(autograder, ps1, cas
     assert results["score"] == 0
     assert results["output"].startswith("This upload could not be graded: ") and reason in results["output"]
     tests = item_tests(results)
-    assert len(tests) == 25 and sum(test["max_score"] for test in tests) == 42
-    assert {test["score"] for test in tests} == {0} and {t["visibility"] for t in tests} == {"visible"}
+    # 25 hidden items and the written answer: the gradebook's 46 points
+    assert len(tests) == 26 and sum(test["max_score"] for test in tests) == 46
+    assert {test["score"] for test in tests} == {0}
+    # ps1's four concept checks, its prediction and its two value exercises wait for the due date
+    waiting = [test["name"].split(":")[0] for test in tests if test["visibility"] == "after_due_date"]
+    assert len(waiting) == 7 and {t["visibility"] for t in tests} == {"visible", "after_due_date"}
     assert hidden_lines_in(results) == []
     assert time.monotonic() - started < 300
 
@@ -241,4 +245,5 @@ def test_setup_sh_installs_a_working_environment(ps1, tmp_path):
     (root / "submission" / "ps1.ipynb").write_bytes(notebook.read_bytes())
     subprocess.run(command, check=True, capture_output=True, timeout=900)
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == results["extra_data"]["max_score"] == 42  # ada is the reference
+    # ada is the reference: every hidden item, and the written answer awaiting a TA
+    assert (results["score"], results["extra_data"]["max_score"], results["extra_data"]["pending"]) == (42, 46, 4)
