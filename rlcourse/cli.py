@@ -148,11 +148,14 @@ def _rubric_import(options) -> int:
 
 
 def _rubric_sheet(options) -> int:
-    from rlcourse.report.rubric_sheet import write_rubric_sheet
+    from rlcourse.report.rubric_sheet import write_marking_sheet
 
     assignment = Course.find().assignment(options.assignment)
-    path = write_rubric_sheet(assignment, _class_dir(options))
-    print(path if path is not None else f"{assignment.name} has no manually graded answer")
+    files = write_marking_sheet(assignment, _class_dir(options))
+    if files is None:
+        print(f"{assignment.name} has no manually graded answer")
+    else:
+        print(f"rubric sheet: {files.html}\nmarking CSV to fill: {files.csv}")
     return 0
 
 
@@ -372,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     rubric_import.add_argument("csv", type=Path)
     rubric_import.set_defaults(run=_rubric_import)
     rubric_sheet = rubric_commands.add_parser(
-        "sheet", help="write reports/<assignment>/rubric.html and rubric-template.csv (autograde does too)")
+        "sheet", help="write reports/<assignment>/rubric.html and the freshest marking CSV, never "
+        "overwriting one (autograde does too)")
     rubric_sheet.add_argument("assignment")
     rubric_sheet.set_defaults(run=_rubric_sheet)
 

@@ -3,7 +3,8 @@ not at all, visible in `nbgrader export`'s totals; and, after a real autograde (
 student's feedback page and the TA's sheet.
 
 The fast tests share one gradebook made once (nbgrader's alembic migrations take seconds) and
-copy it per test; its submissions are recorded with empty reports, so only manual scores count."""
+copy it per test; its submissions are recorded through autograde with empty reports made in
+advance (tests/marking.py), so only manual scores count and no student code runs."""
 import csv
 import os
 import shutil
@@ -49,9 +50,9 @@ def nbgrader_export(class_dir) -> dict[str, float]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """A course whose ps1 has a rubric and a class whose gradebook has ada's and alan's
-    submissions (empty reports: no automatic points)."""
-    from rlcourse.grading.report import Report
-    from rlcourse.record.gradebook import ensure_assignment_in_gradebook, record_in_gradebook
+    submissions, recorded through autograde with empty reports (no automatic points, no code
+    run: tests/marking.py)."""
+    from marking import record
 
     folder = tmp_path_factory.mktemp("rubric")
     course = copy_ps1(folder / "course")
@@ -60,10 +61,7 @@ def template(tmp_path_factory):
         (class_dir.submitted / student / "ps1").mkdir(parents=True)
         shutil.copy(DEMO / student / "ps1" / "ps1.ipynb", class_dir.submitted / student / "ps1")
     shutil.copy(ROOT / "demo" / "nbgrader_config.py", class_dir.root)
-    assignment = Course(course).assignment("ps1")
-    ensure_assignment_in_gradebook(class_dir.db_url, assignment)
-    for student in STUDENTS:
-        record_in_gradebook(class_dir.db_url, assignment, student, Report("ps1", "ps1.ipynb", []))
+    record(Course(course).assignment("ps1"), class_dir)
     return course, class_dir.root
 
 

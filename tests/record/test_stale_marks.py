@@ -5,8 +5,8 @@ gradebook, with reports made in advance (tests/marking.py): no student code runs
 import json
 
 import pytest
-from marking import (FIRST_ANSWER, REWRITTEN, copy_class, formgrader_mark, held, make_course, mark_by_hand,
-                     mark_of, new_class, record, submit)
+from marking import (FIRST_ANSWER, QUESTION, REWRITTEN, copy_class, csv_rows, formgrader_mark, held,
+                     make_course, mark_by_hand, mark_of, new_class, record, submit)
 
 COMMENT = "Rubric criteria met: none (of 2)\n\nNeither half: say what the min does."
 
@@ -31,6 +31,8 @@ def course(marked, tmp_path):
 def test_a_rewritten_marked_answer_is_flagged_for_re_marking_and_keeps_its_score_and_comment(course):
     from nbgrader.api import Gradebook
 
+    from rlcourse.report.rubric_sheet import write_marking_sheet
+
     assignment, class_dir = course
     assert held(class_dir, "bob") == (0.0, False, COMMENT)
     submit(class_dir, "bob", REWRITTEN)
@@ -41,6 +43,14 @@ def test_a_rewritten_marked_answer_is_flagged_for_re_marking_and_keeps_its_score
                                                                     True, True)
     with Gradebook(class_dir.db_url) as gradebook:  # formgrader lists bob's ps1 as needing grading
         assert gradebook.find_submission_notebook("ps1", "ps1", "bob").needs_manual_grade
+    # The TA's sheet says so, with the old score; its CSV row does not carry the old criteria.
+    files = write_marking_sheet(assignment, class_dir)
+    page = files.html.read_text()
+    assert ('data-student="bob" data-state="re-marking">bob <span class="staff">(re-marking: answer changed '
+            'since it was marked (was 0/2))</span>') in page
+    bob = next(row for row in csv_rows(files.csv) if (row["student"], row["question"]) == ("bob", QUESTION))
+    assert bob["state"] == "re-marking: answer changed since it was marked (was 0/2)"
+    assert bob["criteria"] == bob["comment"] == ""
 
 
 def test_a_whitespace_or_case_only_edit_is_not_a_change(course):
