@@ -142,8 +142,10 @@ def _rubric_import(options) -> int:
                         log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
     for student, question, score in done.marked:
         print(f"{student} {question}: {score:g}")
-    print(f"{len(done.marked)} answer(s) marked, {done.blank} row(s) left blank; "
-          f"{len(done.pages)} feedback page(s) updated")
+    print(f"{len(done.marked)} answer(s) marked, {done.blank} row(s) left blank, {done.unchanged} "
+          f"unchanged; {len(done.pages)} feedback page(s) updated")
+    if done.sheet is not None:
+        print(f"freshest marking sheet: {done.sheet}")
     return 0
 
 
