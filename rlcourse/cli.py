@@ -145,17 +145,22 @@ def _rubric_import(options) -> int:
                         log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
     for student, question, score in done.marked:
         print(f"{student} {question}: {score:g}")
-    print(f"{len(done.marked)} answer(s) marked, {done.blank} row(s) left blank; "
-          f"{len(done.pages)} feedback page(s) updated")
+    print(f"{len(done.marked)} answer(s) marked, {done.blank} row(s) left blank, {done.unchanged} "
+          f"unchanged; {len(done.pages)} feedback page(s) updated")
+    if done.sheet is not None:
+        print(f"freshest marking sheet: {done.sheet}")
     return 0
 
 
 def _rubric_sheet(options) -> int:
-    from rlcourse.report.rubric_sheet import write_rubric_sheet
+    from rlcourse.report.rubric_sheet import write_marking_sheet
 
     assignment = Course.find().assignment(options.assignment)
-    path = write_rubric_sheet(assignment, _class_dir(options))
-    print(path if path is not None else f"{assignment.name} has no manually graded answer")
+    files = write_marking_sheet(assignment, _class_dir(options))
+    if files is None:
+        print(f"{assignment.name} has no manually graded answer")
+    else:
+        print(f"rubric sheet: {files.html}\nmarking CSV to fill: {files.csv}")
     return 0
 
 
@@ -375,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     rubric_import.add_argument("csv", type=Path)
     rubric_import.set_defaults(run=_rubric_import)
     rubric_sheet = rubric_commands.add_parser(
-        "sheet", help="write reports/<assignment>/rubric.html and rubric-template.csv (autograde does too)")
+        "sheet", help="write reports/<assignment>/rubric.html and the freshest marking CSV, never "
+        "overwriting one (autograde does too)")
     rubric_sheet.add_argument("assignment")
     rubric_sheet.set_defaults(run=_rubric_sheet)
 

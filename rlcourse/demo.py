@@ -124,8 +124,10 @@ def import_ta_marks(course: Course, assignment, class_dir) -> bool:
     except CourseError as error:
         print(f"demo: the TA's marks (demo/{TA_MARKS}) were not imported: {error}", file=sys.stderr)
         return False
-    print(f"Imported the TA's marks (demo/{TA_MARKS}): " + ", ".join(
-        f"{student} {question} {score:g}" for student, question, score in done.marked), file=sys.stderr)
+    marked = ", ".join(f"{student} {question} {score:g}" for student, question, score in done.marked)
+    already = f"{done.unchanged} already in the gradebook as they are" if done.unchanged else ""
+    print(f"Imported the TA's marks (demo/{TA_MARKS}): " + "; ".join(filter(None, (marked, already))),
+          file=sys.stderr)
     return True
 
 

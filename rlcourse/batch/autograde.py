@@ -43,7 +43,8 @@ from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import Report
 from rlcourse.record.gradebook import (ensure_assignment_in_gradebook, gradebook_students, open_gradebook,
                                        record_in_gradebook)
-from rlcourse.record.ledger import ledger_path, read_ledger, submission_key, write_ledger
+from rlcourse.record.ledger import (WRITTEN_ANSWERS, ledger_path, mark_binding, read_ledger, submission_key,
+                                    write_ledger)
 
 
 def grading_key(assignment: Assignment) -> str:
@@ -223,18 +224,21 @@ def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: 
     penalty are brought up to date: an extension granted since, a changed policy, a gradebook
     made again), then make sure the autograded notebook and the feedback page reflect it."""
     timestamp, warning = stamps.get(entry.student, (None, None))
+    # A TA's mark of a written answer this submission changes is flagged in the same commit.
+    written = mark_binding(class_dir, assignment, entry, key)
     # An unchanged report's scores are written again too (the same values, in the same commit):
     # a gradebook made again, or restored from an older copy, gets them back from the ledger.
     timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
-                                 timestamp=timestamp, policy=policy, gradebook=gradebook)
+                                 timestamp=timestamp, policy=policy, gradebook=gradebook, written=written)
     if status != "unchanged":
         crash_point("recorded", entry.student)
     timing = dataclasses.replace(timing, warning=warning)
-    if status != "unchanged" or (saved or {}).get("timing") != timing.to_json():
-        if status == "unchanged":
+    timing_moved = (saved or {}).get("timing") != timing.to_json()
+    if status != "unchanged" or timing_moved or (saved or {}).get(WRITTEN_ANSWERS) != written.to_json():
+        if status == "unchanged" and timing_moved:
             status = "late policy updated"
         write_ledger(class_dir, assignment, entry.student, key=key, report=report, recorded=True,
-                     timing=timing)
+                     timing=timing, written=written)
     mirror_exchange_files(class_dir, assignment, entry.student)
     grade = write_outputs(class_dir, assignment, entry, report, gradebook=gradebook)
     grade.timing = dataclasses.replace(grade.timing, warning=warning)

@@ -2,7 +2,9 @@
 the release, and each student's automatic scores, timestamp and late penalty.
 
 Manual scores are never touched; each student's grades are one commit, so a plugin or a crash
-mid-way leaves that student's grades as they were.
+mid-way leaves that student's grades as they were. A TA's mark of a written answer that the
+submission being recorded changes is flagged in that commit (nbgrader's `needs_manual_grade`,
+rlcourse.record.marks.MarkBinding), its score and comment kept.
 """
 from __future__ import annotations
 
@@ -80,14 +82,17 @@ def ensure_assignment_in_gradebook(db_url: str, assignment: Assignment) -> None:
 
 
 def record_in_gradebook(db_url: str, assignment: Assignment, student: str, report: Report | None,
-                        *, timestamp=None, policy=None, gradebook=None):
+                        *, timestamp=None, policy=None, gradebook=None, written=None):
     """Set the automatic score of every test cell the report covers (None: leave the scores as
     they are); leave manual scores alone; record the submission's timestamp (when known, as
     `nbgrader autograde` does) and the late penalty the course's policy (rlcourse.course.lateness.
     LatePolicy) charges for it. Scores, timestamp and penalty go in one commit: a plugin that
     fails leaves this student's grades as they were. `gradebook`: an open nbgrader Gradebook
-    to use (a run keeps one open), else one is opened. Returns the submission's Timing as the
-    gradebook now holds it."""
+    to use (a run keeps one open), else one is opened. `written`: the submission's written
+    answers beside those its marks were made on (rlcourse.record.marks.MarkBinding, from
+    rlcourse.record.ledger.mark_binding): a mark whose answer changed is flagged for re-marking
+    in the same commit, and `written` is left holding what the ledger should keep. Returns the
+    submission's Timing as the gradebook now holds it."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from rlcourse.course.lateness import timing_of
@@ -95,7 +100,7 @@ def record_in_gradebook(db_url: str, assignment: Assignment, student: str, repor
     if gradebook is None:
         with Gradebook(db_url) as opened:
             return record_in_gradebook(db_url, assignment, student, report, timestamp=timestamp,
-                                       policy=policy, gradebook=opened)
+                                       policy=policy, gradebook=opened, written=written)
     notebook_id = Path(assignment.notebook).stem
     totals = cell_scores(report) if report is not None else {}
     with warnings.catch_warnings():
@@ -116,6 +121,8 @@ def record_in_gradebook(db_url: str, assignment: Assignment, student: str, repor
                 elif grade.cell.cell_type == "markdown" and grade.manual_score is None:
                     # A written answer awaits a TA, as `nbgrader autograde` flags it for formgrader.
                     grade.needs_manual_grade = True
+            if written is not None:
+                written.bind(submitted.grades)
             if timestamp is not None:
                 submission.timestamp = timestamp
             if policy is not None:

@@ -3,7 +3,10 @@ not at all, visible in `nbgrader export`'s totals; and, after a real autograde (
 student's feedback page and the TA's sheet.
 
 The fast tests share one gradebook made once (nbgrader's alembic migrations take seconds) and
-copy it per test; its submissions are recorded with empty reports, so only manual scores count."""
+copy it per test; its submissions are recorded through autograde with empty reports made in
+advance (tests/marking.py), so only manual scores count and no student code runs. Marks bound to
+the answer they marked: a pre-filled sheet imported again, re-marking ended by an import, and
+every bad row (unknown students, an answer changed since the sheet) named by its line."""
 import csv
 import os
 import shutil
@@ -49,9 +52,9 @@ def nbgrader_export(class_dir) -> dict[str, float]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """A course whose ps1 has a rubric and a class whose gradebook has ada's and alan's
-    submissions (empty reports: no automatic points)."""
-    from rlcourse.grading.report import Report
-    from rlcourse.record.gradebook import ensure_assignment_in_gradebook, record_in_gradebook
+    submissions, recorded through autograde with empty reports (no automatic points, no code
+    run: tests/marking.py)."""
+    from marking import record
 
     folder = tmp_path_factory.mktemp("rubric")
     course = copy_ps1(folder / "course")
@@ -60,10 +63,7 @@ def template(tmp_path_factory):
         (class_dir.submitted / student / "ps1").mkdir(parents=True)
         shutil.copy(DEMO / student / "ps1" / "ps1.ipynb", class_dir.submitted / student / "ps1")
     shutil.copy(ROOT / "demo" / "nbgrader_config.py", class_dir.root)
-    assignment = Course(course).assignment("ps1")
-    ensure_assignment_in_gradebook(class_dir.db_url, assignment)
-    for student in STUDENTS:
-        record_in_gradebook(class_dir.db_url, assignment, student, Report("ps1", "ps1.ipynb", []))
+    record(Course(course).assignment("ps1"), class_dir)
     return course, class_dir.root
 
 
@@ -147,7 +147,7 @@ class TestImport:
         assert (import_marks(assignment, class_dir, blank).blank, marks(class_dir, assignment, "ada").score) == (1, None)
         unknown = write_csv(tmp_path / "unknown.csv", "student,question,criteria\nada,explain_clipping,1\n"
                             "zoe,explain_clipping,2\n")
-        with pytest.raises(CourseError, match="nothing imported: the gradebook has no such submission"):
+        with pytest.raises(CourseError, match="1 bad row.*\n.*unknown.csv:3: 'zoe' has no ps1 submission in the gradebook"):
             import_marks(assignment, class_dir, unknown)
         assert marks(class_dir, assignment, "ada").score is None
 
@@ -173,8 +173,105 @@ class TestImport:
         done = run(assignment.course.root, BIN / "rlcourse", "rubric", "import", "ps1", sheet,
                    "--course-dir", class_dir.root)
         assert done.returncode == 0, done.stderr
-        assert "alan explain_clipping: 0\n1 answer(s) marked, 0 row(s) left blank" in done.stdout
+        assert "alan explain_clipping: 0\n1 answer(s) marked, 0 row(s) left blank, 0 unchanged" in done.stdout
         assert marks(class_dir, assignment, "alan").score == 0.0
+
+
+@pytest.fixture(scope="module")
+def five(tmp_path_factory):
+    """A class recorded through autograde (tests/marking.py): ada awaiting, bob re-marking (marked
+    0, then rewritten), cy marked 1.5 in formgrader, dee rewritten and not autograded, ed marked 2."""
+    from marking import class_of_five
+
+    return class_of_five(tmp_path_factory.mktemp("five"))
+
+
+@pytest.fixture
+def sheet_class(five, tmp_path):
+    """A copy of `five` with its marking sheet written: (assignment, class_dir, the CSV)."""
+    from marking import copy_class
+
+    from rlcourse.report.rubric_sheet import write_marking_sheet
+
+    assignment, class_dir = five
+    class_dir = copy_class(class_dir, tmp_path / "class")
+    return assignment, class_dir, write_marking_sheet(assignment, class_dir).csv
+
+
+def fill(path: Path, criteria: dict[str, str]) -> Path:
+    """The sheet's explain_clipping rows with the criteria a TA gives each student, saved."""
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        if row["question"] == "explain_clipping" and row["student"] in criteria:
+            row["criteria"] = criteria[row["student"]]
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+class TestMarksBoundToAnswers:
+    def test_a_pre_filled_sheet_imported_as_it_is_changes_nothing(self, sheet_class):
+        from marking import held
+
+        from rlcourse.batch.rubric_import import import_marks
+
+        assignment, class_dir, sheet = sheet_class
+        before = {student: held(class_dir, student) for student in ("ada", "bob", "cy", "dee", "ed")}
+        done = import_marks(assignment, class_dir, sheet)
+        assert (done.marked, done.unchanged, done.pages) == ([], 1, [])  # ed's row holds ed's mark
+        assert {student: held(class_dir, student) for student in before} == before
+        assert done.sheet == sheet  # and the freshest sheet is the same file
+
+    def test_importing_the_new_answer_from_a_fresh_sheet_ends_re_marking(self, sheet_class):
+        from marking import mark_of, record
+
+        from rlcourse.batch.rubric_import import import_marks
+
+        assignment, class_dir, sheet = sheet_class
+        assert mark_of(assignment, class_dir, "bob").stale
+        done = import_marks(assignment, class_dir, fill(sheet, {"bob": "1;2", "ada": "2"}))
+        assert sorted(done.marked) == [("ada", "explain_clipping", 1.0), ("bob", "explain_clipping", 2.0)]
+        bob = mark_of(assignment, class_dir, "bob")
+        assert (bob.score, bob.met, bob.stale, bob.pending) == (2.0, (1, 2), False, False)
+        record(assignment, class_dir)  # bound to the answer it was made on: a re-record keeps it current
+        assert not mark_of(assignment, class_dir, "bob").stale
+        page = section((class_dir.feedback / "bob" / "ps1" / "ps1.html").read_text(), "explain_clipping")
+        assert "(2 / 2 points)" in page
+
+    def test_unknown_students_and_a_changed_answer_are_each_a_bad_row_with_its_line(self, sheet_class, tmp_path):
+        from marking import REWRITTEN, mark_of, record, submit
+
+        from rlcourse.batch.rubric_import import import_marks
+
+        assignment, class_dir, sheet = sheet_class
+        submit(class_dir, "ada", REWRITTEN)  # after the sheet was written: her row is of the old answer
+        record(assignment, class_dir)
+        with open(sheet, newline="") as handle:
+            rows = {row["student"]: row for row in csv.DictReader(handle) if row["question"] == "explain_clipping"}
+        marks_csv = write_csv(tmp_path / "marks.csv", "student,question,criteria,answer_hash\n"
+                              f"zoe,explain_clipping,1,{rows['ada']['answer_hash']}\n"
+                              f"ed,explain_clipping,1,{rows['ed']['answer_hash']}\n"        # fine, not written
+                              f"ada,explain_clipping,2,{rows['ada']['answer_hash']}\n"
+                              "yann,explain_clipping,none,\n")
+        with pytest.raises(CourseError) as raised:
+            import_marks(assignment, class_dir, marks_csv)
+        assert str(raised.value).splitlines() == [
+            "3 bad row(s), nothing imported:",
+            f"{marks_csv}:2: 'zoe' has no ps1 submission in the gradebook (a typo, or not autograded yet?)",
+            f"{marks_csv}:4: ada explain_clipping: the answer changed since this sheet was written: "
+            "mark it from a fresh sheet",
+            f"{marks_csv}:5: 'yann' has no ps1 submission in the gradebook (a typo, or not autograded yet?)"]
+        assert mark_of(assignment, class_dir, "ed").score == 2.0 and mark_of(assignment, class_dir, "ada").score is None
+
+    def test_an_answer_submitted_but_not_autograded_cannot_be_marked_yet(self, sheet_class):
+        from rlcourse.batch.rubric_import import import_marks
+
+        assignment, class_dir, sheet = sheet_class
+        with pytest.raises(CourseError, match=r"1 bad row.*\n.*:\d+: dee explain_clipping: the answer changed"):
+            import_marks(assignment, class_dir, fill(sheet, {"dee": "1"}))
 
 
 @pytest.mark.slow
@@ -182,7 +279,10 @@ class TestImport:
 def test_after_autograde_the_import_reaches_the_feedback_page_and_export(tmp_path):
     """The whole path: autograde writes the sheet with each answer and pages that await a TA;
     the import marks alan; his page shows the criteria met and not met, ada's still waits; a
-    mark made as formgrader makes it (no criteria line) reaches ada's page at the next run."""
+    mark made as formgrader makes it (no criteria line) reaches ada's page at the next run;
+    alan rewrites his answer and is graded again: his mark waits for re-marking, kept, and the
+    TA's template is not written over."""
+    from marking import REWRITTEN, held, submit
     from nbgrader.api import Gradebook
 
     course = copy_ps1(tmp_path / "course")
@@ -228,6 +328,21 @@ def test_after_autograde_the_import_reaches_the_feedback_page_and_export(tmp_pat
     ada = section((class_dir.feedback / "ada" / "ps1" / "ps1.html").read_text(), "explain_clipping")
     assert "(1.5 / 2 points)" in ada and "Clear." in ada and "without ticking these criteria" in ada
 
+    # alan rewrites his marked answer and is graded again: his mark waits for a TA, kept as it
+    # was; the TA's template, filled in meanwhile, is not written over.
+    template = class_dir.reports / "ps1" / "rubric-template.csv"
+    filled = fill(template, {"ada": "1;2"}).read_text()
+    submit(class_dir, "alan", REWRITTEN)
+    resubmitted = rlcourse("autograde", "ps1", "--workers", "1", "--no-similarity")
+    assert "1 graded" in resubmitted.stdout, resubmitted.stdout
+    assert held(class_dir, "alan") == (1.0, True, "Rubric criteria met: 2 (of 2)\n\nSay what the min does.")
+    assert nbgrader_export(class_dir.root)["alan"] == before["alan"] + 1.0  # kept, never dropped
+    fresh = Path(resubmitted.stdout.split("rubric CSV to fill: ")[1].splitlines()[0])
+    assert fresh.parent == template.parent and fresh.name.startswith("rubric-marks-") and fresh.is_file()
+    assert template.read_text() == filled
+    assert ('data-student="alan" data-state="re-marking">alan <span class="staff">(re-marking: answer changed '
+            'since it was marked (was 1/2))') in sheet.read_text()
+
 
 def test_a_file_without_the_columns_says_which_are_missing(tmp_path):
     from rlcourse.batch.rubric_import import read_rows
@@ -235,7 +350,7 @@ def test_a_file_without_the_columns_says_which_are_missing(tmp_path):
 
     path = write_csv(tmp_path / "marks.csv", "student,grade_id,criteria\nada,explain_clipping,1\n")
     with pytest.raises(CourseError, match="needs a header with the columns student, question, criteria "
-                                          r"\(and optionally comment\); missing question"):
+                                          r"\(and optionally comment, answer_hash\); missing question"):
         read_rows(path, Rubrics(()), "marks.csv")
     assert read_rows(write_csv(tmp_path / "empty.csv", "student,question,criteria\n"), Rubrics(()), "x") == ([], 0)
 
