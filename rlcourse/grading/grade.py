@@ -100,6 +100,10 @@ class Grade:
     overrides: tuple[Override, ...] = ()
     timing: object = None
     """rlcourse.course.lateness.Timing: the submission's time, deadline and late penalty."""
+    recorded: tuple[float, float] | None = None
+    """(score, maximum) of the autograded cells as the gradebook holds them (nbgrader's own sums:
+    a TA's override and extra credit included, every cell's points in the maximum); None for a
+    grade no gradebook holds, whose autograded part is the report's."""
 
     @classmethod
     def from_report(cls, report: Report, written_cells=(), *, timing=None) -> "Grade":
@@ -114,11 +118,13 @@ class Grade:
 
     @property
     def auto_score(self) -> float:
+        if self.recorded is not None:
+            return _round(self.recorded[0])
         return _round(self.report.score + sum(o.recorded - o.graded for o in self.overrides))
 
     @property
     def auto_max(self) -> float:
-        return self.report.max_score
+        return _round(self.recorded[1]) if self.recorded is not None else self.report.max_score
 
     @property
     def written_score(self) -> float:

@@ -88,10 +88,12 @@ def grade_of_record(gradebook, assignment: Assignment, student: str, report: Rep
     written = tuple(written_answer(grade_id, points, marks.get(grade_id), questions.get(grade_id),
                                    answers.get(grade_id)) for grade_id, points in cells)
     graded = cell_scores(report)
+    autograded = [grade for grade in notebook.grades if grade.cell.name not in written_ids]
     overrides = tuple(Override(grade.cell.name, graded.get(grade.cell.name, 0.0), float(grade.manual_score))
-                      for grade in notebook.grades
-                      if grade.cell.name not in written_ids and grade.manual_score is not None)
-    return Grade(report, written, overrides, timing=timing_of(submission))
+                      for grade in autograded if grade.manual_score is not None)
+    recorded = (sum(float(grade.score or 0.0) for grade in autograded),
+                sum(float(grade.max_score or 0.0) for grade in autograded))
+    return Grade(report, written, overrides, timing=timing_of(submission), recorded=recorded)
 
 
 def ungraded(assignment: Assignment, report: Report, *, submitted: Path | None = None,
