@@ -87,7 +87,13 @@ class Lane:
     def _process(self) -> GradingProcess:
         if self.child is None or not self.child.alive():
             service = self.queue.service
-            command = [sys.executable, "-m", "rlcourse.web.job"]
+            # -P: the child runs in the course directory (its graders' relative paths), which
+            # `-m` would otherwise put first on sys.path; a course made from this template holds
+            # a copy of rlcourse/ there, which would then be imported instead of the installed
+            # engine, and the sandboxed workers (`python -I`, the engine's own folder mounted)
+            # could not import rlcourse at all. A course's own plugins are imported by name
+            # from the class directory (rlcourse.course.lateness.course_plugin_importable).
+            command = [sys.executable, "-P", "-m", "rlcourse.web.job"]
             if service.scheduler:
                 command += ["--scheduler", service.scheduler]
             self.child = GradingProcess(command,
