@@ -4,26 +4,59 @@ Everything a student is shown of a grade goes through `student_view` (rlcourse.c
 at the moment of the request, with the student's deadline as the gradebook holds it then (the
 due date plus any extension granted since): a page opened before the deadline shows what the
 policy allows before it, and the same submission shows more once the deadline has passed.
+
+Beside the report (whose shape `view_json` keeps), each submission says where it came from
+(`origin`: "web", or "exchange" for work nbgrader's exchange brought in and `rlcourse autograde`
+graded), the student's deadline and its lateness; a late penalty is shown only where the policy
+shows the score (a penalty proportional to the score would tell it).
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import threading
 import time
+from pathlib import Path
 
 from rlcourse.course.class_directory import ClassDirectory
-from rlcourse.course.directory import Course
-from rlcourse.course.lateness import Timing
-from rlcourse.course.visibility import feedback_level, student_view
+from rlcourse.course.directory import Course, CourseError
+from rlcourse.course.lateness import Timing, format_duration, iso
+from rlcourse.course.visibility import feedback_level, shows, student_view
 from rlcourse.grading.report import Report
+from rlcourse.web.availability import Availabilities, Availability
 from rlcourse.web.intake import Intake
-from rlcourse.web.queue import GradingQueue, best_submission
-from rlcourse.web.store import GRADED, QUEUED, Store, Submission, now
+from rlcourse.web.queue import GradingQueue, counting_among
+from rlcourse.web.store import FAILED, GRADED, QUEUED, Store, Submission, now
 
 DEADLINE_SECONDS = 30
-"""How long a student's deadline read from the gradebook is reused: opening nbgrader's gradebook
-costs a quarter of a second, too much for every page; an extension shows within this time."""
+"""How long a student's deadlines read from the gradebook are reused: opening nbgrader's
+gradebook costs a quarter of a second, too much for every page; an extension shows within this time."""
+FAILED_MESSAGE = ("the service could not grade it (a failure on the service's side, not a judgement of "
+                  "your notebook); it was not counted against your limit, and the course staff see it "
+                  "in their class view and can grade it again. You may submit again")
+"""What a student is told of a submission `failed` on the service's side."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Due:
+    """One student's due date for one assignment, as nbgrader's gradebook holds it."""
+
+    duedate: datetime.datetime | None
+    extension: datetime.timedelta | None = None
+
+    @property
+    def deadline(self) -> datetime.datetime | None:
+        """The due date plus the extension (naive UTC), or None without a due date."""
+        return None if self.duedate is None else self.duedate + (self.extension or datetime.timedelta(0))
+
+    def describe(self) -> str:
+        if self.duedate is None:
+            return "no due date"
+        if not self.extension:
+            return f"due {iso(self.duedate)}"
+        return (f"due {iso(self.deadline)} with your extension of "
+                f"{format_duration(self.extension.total_seconds())} (the class: {iso(self.duedate)})")
 
 
 class WebService:
@@ -32,30 +65,62 @@ class WebService:
         self.course, self.class_dir, self.scheduler = course, class_dir, scheduler
         class_dir.root.mkdir(parents=True, exist_ok=True)
         self.store = Store(class_dir.root / "web.db")
-        self.intake = Intake(class_dir, self.store, self.deadline)
+        self.availabilities = Availabilities(course, class_dir, extension=self.extension)
+        self.intake = Intake(class_dir, self.store, availability=self.availability, releases=self.releases)
         self.queue = GradingQueue(self, log=log, graders=graders)
-        self._deadlines: dict[tuple[str, str], tuple[float, datetime.datetime | None]] = {}
-        self._deadline_lock = threading.Lock()
+        self._dues: dict[str, tuple[float, dict[str, Due]]] = {}
+        self._due_lock = threading.Lock()
 
     def assignments(self) -> list[str]:
         return self.course.assignment_names()
 
+    def releases(self) -> dict[str, Path]:
+        """name -> release notebook of every assignment of the course that loads: what an
+        upload is matched against (rlcourse.web.matching)."""
+        found = {}
+        for name in self.assignments():
+            try:
+                found[name] = self.course.assignment(name).release_notebook
+            except CourseError:
+                continue
+        return found
+
+    def availability(self, assignment: str, student: str | None) -> Availability:
+        """Whether `student` may submit `assignment` now (rlcourse.web.availability)."""
+        return self.availabilities.of(assignment, student, now=now())
+
     # --- deadlines -----------------------------------------------------------------------------
+    def due(self, student: str, assignment: str) -> Due:
+        """The student's due date and extension, read with all their others at most every
+        `DEADLINE_SECONDS`."""
+        with self._due_lock:
+            cached = self._dues.get(student)
+            if cached and time.monotonic() - cached[0] < DEADLINE_SECONDS:
+                return cached[1].get(assignment, Due(None))
+        value = read_dues(self.class_dir, student)
+        with self._due_lock:
+            self._dues[student] = (time.monotonic(), value)
+        return value.get(assignment, Due(None))
+
+    def read_all_dues(self) -> None:
+        """Every student's due dates in one gradebook session, for the pages that list the whole
+        class (the staff's): one session instead of one per student."""
+        value = read_class_dues(self.class_dir)
+        stamp = time.monotonic()
+        with self._due_lock:
+            for student, dues in value.items():
+                self._dues[student] = (stamp, dues)
+
     def deadline(self, student: str, assignment: str) -> datetime.datetime | None:
         """Due date plus the student's extension (naive UTC), or None without a due date."""
-        key = (student, assignment)
-        with self._deadline_lock:
-            cached = self._deadlines.get(key)
-            if cached and time.monotonic() - cached[0] < DEADLINE_SECONDS:
-                return cached[1]
-        value = read_deadline(self.class_dir, student, assignment)
-        with self._deadline_lock:
-            self._deadlines[key] = (time.monotonic(), value)
-        return value
+        return self.due(student, assignment).deadline
+
+    def extension(self, student: str, assignment: str) -> datetime.timedelta | None:
+        return self.due(student, assignment).extension
 
     def forget_deadline(self, student: str, assignment: str) -> None:
-        with self._deadline_lock:
-            self._deadlines.pop((student, assignment), None)
+        with self._due_lock:
+            self._dues.pop(student, None)
 
     # --- what a student sees -------------------------------------------------------------------
     def position(self, submission: Submission) -> int | None:
@@ -72,14 +137,17 @@ class WebService:
 
     def view_json(self, submission: Submission) -> dict:
         """The submission as the API returns it: its state and, once graded, the report cut to
-        what the policy shows now, in the shape of `rlcourse grade --json`."""
+        what the policy shows now, in the shape of `rlcourse grade --json`; beside the report,
+        its origin, the student's deadline and its lateness."""
         data = {"id": submission.id, "student": submission.student, "assignment": submission.assignment,
                 "status": submission.status, "submitted": submission.created.isoformat(sep=" ") + " UTC",
-                "position": self.position(submission), "sha256": submission.sha256}
-        if submission.status == "failed":
-            data["error"] = "grading failed; the course staff have been told"
+                "position": self.position(submission), "sha256": submission.sha256,
+                "origin": "web" if submission.id is not None else "exchange",
+                "graded_at": iso(submission.finished) if submission.report is not None else None}
+        if submission.status == FAILED:
+            data["error"] = FAILED_MESSAGE
+        level = self.level(submission)
         if submission.report is not None:
-            level = self.level(submission)
             view = student_view(Report.from_json(json.loads(submission.report)), level=level)
             timing = json.loads(submission.timing) if submission.timing else None
             data["report"] = {
@@ -87,17 +155,66 @@ class WebService:
                 "items": [item.to_json() for item in view.items], "errors": view.errors,
                 "notebook": view.notebook, "level": level,
                 "late_penalty": (timing or {}).get("penalty") if view.score is not None else None}
+        data["deadline"] = iso(self.deadline(submission.student, submission.assignment))
+        data["lateness"] = self.lateness(submission, shows_score=shows(level, "score"))
         return data
+
+    def lateness(self, submission: Submission, *, shows_score: bool) -> dict:
+        """On time or late, by how much, and (when the policy shows the score) the penalty: from
+        the gradebook's timing once recorded, else against the student's deadline now."""
+        timing = timing_from_json(submission.timing)
+        if timing is not None and timing.timestamp is not None:
+            deadline, seconds, penalty = timing.deadline, timing.seconds_late, timing.penalty
+        else:
+            deadline = self.deadline(submission.student, submission.assignment)
+            seconds = max(0.0, (submission.created - deadline).total_seconds()) if deadline else 0.0
+            penalty = None
+        penalty = penalty if shows_score else None
+        if deadline is None:
+            text = "no due date"
+        elif seconds <= 0:
+            text = "on time"
+        else:
+            text = f"late by {format_duration(seconds)}" + (f", late penalty {penalty:g}" if penalty else "")
+        return {"late": seconds > 0, "seconds_late": seconds, "penalty": penalty, "describe": text}
+
+    def exchange_work(self, student: str, assignment: str, rows: list[Submission] | None = None) -> Submission | None:
+        """The student's work that arrived through nbgrader's exchange and is what the gradebook
+        holds (the ledger's recorded report, rlcourse.record.ledger, of a notebook no upload to
+        this service had), as an unsaved Submission (no id, origin "exchange") that
+        `view_json` and `feedback_page` show like any other; None when there is none."""
+        from rlcourse.record.ledger import ledger_path, read_ledger
+
+        try:
+            spec = self.course.assignment(assignment)
+        except CourseError:
+            return None
+        saved = read_ledger(self.class_dir, spec, student)
+        if not saved or not saved.get("recorded"):
+            return None
+        sha256 = str(saved["key"]).split()[0].removeprefix("sha256:")
+        if rows is None:
+            rows = self.store.submissions(student=student, assignment=assignment)
+        if any(row.sha256 == sha256 for row in rows if row.student == student and row.assignment == assignment):
+            return None
+        timing = saved.get("timing")
+        recorded = datetime.datetime.fromtimestamp(
+            ledger_path(self.class_dir, spec, student).stat().st_mtime, datetime.timezone.utc).replace(tzinfo=None)
+        stamp = timing_from_json(json.dumps(timing)).timestamp if timing else None
+        return Submission(id=None, student=student, assignment=assignment, status=GRADED,
+                          created=stamp or recorded, finished=recorded, sha256=sha256,
+                          folder=str(Path("submitted") / student / assignment),
+                          report=json.dumps(saved["report"]), timing=json.dumps(timing) if timing else None)
 
     def counting(self, rows: list[Submission]) -> set[int]:
         """The ids among `rows` whose grades the gradebook holds: per student and assignment,
-        the latest graded submission, or under `[web] counts = "best"` the best."""
+        the latest graded submission, or under `[web] counts = "best"` the best (a submission
+        the staff are regrading still counts meanwhile)."""
         graded: dict[tuple[str, str], list[Submission]] = {}
         for row in rows:
-            if row.status == GRADED:
+            if row.status == GRADED or (row.regrade and row.report is not None):
                 graded.setdefault((row.student, row.assignment), []).append(row)
-        return {(best_submission(entries) if self.course.assignment(name).web.counts == "best"
-                 else max(entries, key=lambda entry: entry.id)).id
+        return {counting_among(entries, self.course.assignment(name).web.counts).id
                 for (_, name), entries in graded.items()}
 
     def feedback_page(self, submission: Submission) -> str:
@@ -121,27 +238,46 @@ class WebService:
                                timing=timing_from_json(submission.timing), level=level)
 
 
-def read_deadline(class_dir: ClassDirectory, student: str, assignment: str) -> datetime.datetime | None:
-    """The student's deadline from nbgrader's gradebook (its API, read only)."""
+def read_dues(class_dir: ClassDirectory, student: str) -> dict[str, Due]:
+    """assignment -> the student's Due, for every assignment of nbgrader's gradebook (its API,
+    read only, one session)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from rlcourse.record.gradebook import nbgrader_on_path
 
     if not (class_dir.root / "gradebook.db").is_file():
-        return None
+        return {}
     nbgrader_on_path()
     with Gradebook(class_dir.db_url) as gradebook:
+        dues = {assignment.name: Due(assignment.duedate) for assignment in gradebook.assignments}
         try:
-            duedate = gradebook.find_assignment(assignment).duedate
+            submissions = gradebook.find_student(student).submissions
         except MissingEntry:
-            return None
-        if duedate is None:
-            return None
-        try:
-            extension = gradebook.find_submission(assignment, student).extension
-        except MissingEntry:
-            extension = None
-        return duedate + (extension or datetime.timedelta(0))
+            submissions = []
+        for submission in submissions:
+            if submission.extension and submission.assignment.name in dues:
+                dues[submission.assignment.name] = Due(submission.assignment.duedate, submission.extension)
+        return dues
+
+
+def read_class_dues(class_dir: ClassDirectory) -> dict[str, dict[str, Due]]:
+    """`read_dues` for every student of the gradebook, in one session."""
+    from nbgrader.api import Gradebook
+
+    from rlcourse.record.gradebook import nbgrader_on_path
+
+    if not (class_dir.root / "gradebook.db").is_file():
+        return {}
+    nbgrader_on_path()
+    with Gradebook(class_dir.db_url) as gradebook:
+        plain = {assignment.name: Due(assignment.duedate) for assignment in gradebook.assignments}
+        dues = {student.id: dict(plain) for student in gradebook.students}
+        for assignment in gradebook.assignments:
+            for submission in assignment.submissions:
+                if submission.extension:
+                    dues.setdefault(submission.student.id, dict(plain))[assignment.name] = \
+                        Due(assignment.duedate, submission.extension)
+        return dues
 
 
 def timing_from_json(text: str | None) -> Timing | None:

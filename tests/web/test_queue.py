@@ -1,7 +1,9 @@
 """Which submission counts: under `[web] counts = "best"` the grading thread puts the best graded
 submission (after its late penalty; the newest of equals) back into nbgrader's `submitted/` and
-has the grading process record it again; under "latest" it leaves the newest. The grading
-process is a stand-in that records what it was asked: these tests grade nothing."""
+has the grading process record it again; under "latest" it leaves the newest, and an older one
+the staff retried or regraded never replaces it. A grading that fails for good never stays in
+`submitted/`. The grading process is a stand-in that records what it was asked: these tests
+grade nothing."""
 import datetime
 import json
 import types
@@ -32,7 +34,7 @@ def make_class(tmp_path, counts, scores):
     """A class directory whose student ada has one graded submission per (score, penalty)."""
     class_dir = ClassDirectory(tmp_path / "class")
     store = Store(tmp_path / "web.db")
-    intake = Intake(class_dir, store, deadline=lambda *_: None)
+    intake = Intake(class_dir, store, availability=None)
     submissions = []
     for number, (score, penalty) in enumerate(scores):
         folder = class_dir.root / "web" / "history" / "ada" / "ps1" / str(number)
@@ -57,7 +59,7 @@ def make_class(tmp_path, counts, scores):
 def test_a_lower_score_puts_the_best_back_and_records_it_again(tmp_path):
     queue, assignment, (first, late, latest) = make_class(tmp_path, "best", [(20, 0), (30, 15), (10, 0)])
     request = {"assignment": "ps1", "student": "ada", "root": str(queue.service.class_dir.root)}
-    queue._keep_best(latest, assignment, request, queue.lane)
+    queue._keep_counting(latest, assignment, request, queue.lane)
     submitted = queue.service.class_dir.submitted / "ada" / "ps1"
     assert (submitted / "ps1.ipynb").read_text() == "notebook 0"  # 20 beats 30 - 15 and 10
     assert (submitted / TIMESTAMP_FILE).read_text().startswith("2026-12-01")
@@ -66,8 +68,52 @@ def test_a_lower_score_puts_the_best_back_and_records_it_again(tmp_path):
 
 def test_the_best_being_the_latest_changes_nothing(tmp_path):
     queue, assignment, (_, latest) = make_class(tmp_path, "best", [(20, 0), (25, 0)])
-    queue._keep_best(latest, assignment, {}, queue.lane)
+    queue._keep_counting(latest, assignment, {}, queue.lane)
     assert not (queue.service.class_dir.submitted / "ada").exists() and queue.lane.requests == []
+
+
+def test_an_older_submission_graded_again_puts_the_latest_back(tmp_path):
+    """Under "latest", a failed submission the staff retried (graded now, after a newer one)
+    does not become the one that counts: the newest is put back and recorded again."""
+    queue, assignment, (retried, newest) = make_class(tmp_path, "latest", [(30, 0), (10, 0)])
+    queue._keep_counting(retried, assignment, {"student": "ada"}, queue.lane)
+    assert (queue.service.class_dir.submitted / "ada" / "ps1" / "ps1.ipynb").read_text() == "notebook 1"
+    assert queue.lane.requests == [{"student": "ada"}]
+
+
+@pytest.mark.parametrize("regrade", [False, True])
+def test_a_grading_that_fails_for_good_leaves_the_counting_one_in_submitted(tmp_path, regrade):
+    """The failed upload was copied into `submitted/` to be graded; given up, the one the
+    gradebook holds goes back there. A failed staff regrade leaves its submission graded."""
+    from rlcourse.web.queue import MAX_ATTEMPTS
+    from rlcourse.web.store import FAILED
+
+    queue, assignment, (graded, failing) = make_class(tmp_path, "latest", [(30, 0), (10, 0)])
+    store = queue.service.store
+    store.update(failing.id, attempts=MAX_ATTEMPTS, regrade=regrade, status="running",
+                 report=None if not regrade else failing.report)
+    queue.service.intake.install(failing, assignment)
+    queue._retry_or_fail(store.get(failing.id), "the grading process ended (status -9)")
+    kept = store.get(failing.id)
+    if regrade:  # the latest itself: it stays graded, with what happened for the staff
+        assert (kept.status, kept.regrade) == ("graded", False) and "a regrade failed" in kept.error
+        assert (queue.service.class_dir.submitted / "ada" / "ps1" / "ps1.ipynb").read_text() == "notebook 1"
+    else:
+        assert kept.status == FAILED and "status -9" in kept.error
+        assert (queue.service.class_dir.submitted / "ada" / "ps1" / "ps1.ipynb").read_text() == "notebook 0"
+
+
+def test_a_student_with_a_grading_running_waits_for_it(tmp_path):
+    """Two queued submissions of one student and assignment (a staff regrade beside an upload)
+    are never graded at once: both would be graded from the same `submitted/` folder."""
+    queue, _, (first, second) = make_class(tmp_path, "latest", [(30, 0), (10, 0)])
+    store = queue.service.store
+    store.update(first.id, status="queued")
+    store.update(second.id, status="queued")
+    assert store.next_queued().id == first.id
+    assert store.next_queued() is None
+    store.update(first.id, status="graded")
+    assert store.next_queued().id == second.id
 
 
 def test_of_equal_scores_the_newest_counts(tmp_path):
