@@ -57,11 +57,17 @@ class StaffActions:
 
     def regrade_assignment(self, name: str) -> list[int]:
         """Every student's counting submission of the assignment, queued to be graded afresh.
-        Work that came through nbgrader's exchange is `rlcourse autograde --force`'s."""
+        Work that came through nbgrader's exchange is `rlcourse autograde --force`'s: a student
+        whose gradebook entry is such work is left alone (regrading their older upload would
+        put it in the gradebook instead)."""
         self._assignment(name)
         store = self.service.store
-        counting = sorted(self.service.counting(store.submissions(assignment=name)))
-        queued = [number for number in counting if store.queue_again(number, regrade=True)]
+        rows = store.submissions(assignment=name)
+        counting = sorted(self.service.counting(rows))
+        students = {row.id: row.student for row in rows}
+        queued = [number for number in counting
+                  if self.service.exchange_work(students[number], name, rows) is None
+                  and store.queue_again(number, regrade=True)]
         self.service.queue.wake()
         return queued
 
