@@ -33,6 +33,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from nbgrader.api import Gradebook
+
 from rlcourse.course.class_directory import ClassDirectory
 from rlcourse.course.directory import Course
 from rlcourse.demo import STUDENTS, demo_notebooks
@@ -103,6 +105,8 @@ def main() -> int:
         began = time.monotonic()
         tokens = dict(issue_tokens(ClassDirectory(class_dir), students=students, staff=[]))
         print(f"tokens for {args.class_size} students: {time.monotonic() - began:.1f} s")
+        with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:  # ps1 released to the class
+            gradebook.update_or_create_assignment("ps1")
         env = {key: value for key, value in os.environ.items() if key != "RLCOURSE_ROOT"}
         env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
         server = subprocess.Popen([str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(class_dir)],

@@ -333,5 +333,7 @@ def run_service(course: Course, *, assignments: list[str] | None, strategy: str,
         return 0
     if reason:
         sys.stderr.flush()
-        os.execv(sys.executable, [sys.executable, "-m", "rlcourse.cli", *sys.argv[1:]])
+        # -P: `-m` would put the working directory (the course, which may hold its own copy of
+        # rlcourse/) first on sys.path; the service must come back as the installed engine.
+        os.execv(sys.executable, [sys.executable, "-P", "-m", "rlcourse.cli", *sys.argv[1:]])
     return 0

@@ -10,6 +10,7 @@ zero. Every check here raises `CourseError`, which the command line prints as on
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import tomllib
 from pathlib import Path
 
@@ -54,10 +55,19 @@ class WebPolicy:
     counts: str = "latest"
     """Which graded submission the gradebook holds: the `latest`, or the `best` (the highest
     score after any late penalty; the newest of equals)."""
+    opens: datetime.datetime | None = None
+    """When the service starts taking uploads of the assignment (naive UTC); None: as soon as it
+    is released to the class."""
+    closes: datetime.datetime | None = None
+    """When it stops (naive UTC), moved by each student's extension as the due date is; None:
+    never (late work is then `accept_late`'s to decide). Unlike `accept_late`, a hard end: the
+    day the solutions are discussed, say."""
 
     @classmethod
     def from_table(cls, table: dict, *, where: str) -> "WebPolicy":
-        kinds = {"submissions_per_window": int, "window_minutes": int, "accept_late": bool, "counts": str}
+        kinds = {"submissions_per_window": int, "window_minutes": int, "accept_late": bool, "counts": str,
+                 "opens": datetime.datetime, "closes": datetime.datetime}
+        values = dict(table)
         for key, value in table.items():
             if key not in kinds:
                 raise CourseError(f"{where}: unknown key {key!r} (allowed: {', '.join(kinds)})")
@@ -67,7 +77,23 @@ class WebPolicy:
                 raise CourseError(f"{where}: {key} = {value!r}; it must be true or false")
             if kinds[key] is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
                 raise CourseError(f"{where}: {key} = {value!r}; it must be a positive whole number")
-        return cls(**table)
+            if kinds[key] is datetime.datetime:
+                values[key] = utc_moment(value, key=key, where=where)
+        if values.get("opens") and values.get("closes") and values["opens"] >= values["closes"]:
+            raise CourseError(f"{where}: opens = {table['opens']} is not before closes = {table['closes']}")
+        return cls(**values)
+
+
+def utc_moment(value, *, key: str, where: str) -> datetime.datetime:
+    """A TOML date-time as naive UTC, the way nbgrader's gradebook keeps times: with an offset
+    (`2026-03-02T17:00:00Z`, `...+01:00`) converted, without one taken as UTC. A bare date or a
+    quoted string is refused: its moment would be a guess."""
+    if not isinstance(value, datetime.datetime):
+        raise CourseError(f"{where}: {key} = {value!r}; it must be a TOML date-time such as "
+                          "2026-03-02T17:00:00Z (unquoted, with a time; without an offset it is UTC)")
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value
 
 
 GRADESCOPE_FIELDS = {"sid": "the roster's student id", "email": "the e-mail address",

@@ -13,6 +13,7 @@ late, with a cap. Any `LateSubmissionPlugin` subclass is used the same way.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import math
@@ -96,16 +97,69 @@ def course_config(course_root: Path):
     return config
 
 
+@contextlib.contextmanager
+def course_plugin_importable(course_root: Path, class_path):
+    """Make the course's own plugin module importable while nbgrader imports `class_path`.
+
+    nbgrader finds a course's plugin (`c.AssignLatePenalties.plugin_class =
+    "late_plugin.OnePointPerHour"`, with `late_plugin.py` beside `nbgrader_config.py`) because
+    every nbgrader command puts its working directory, the course directory it is run from, first
+    on `sys.path` (`NbGrader.initialize` calls `init_syspath`, `sys.path.insert(0, os.getcwd())`,
+    in nbgrader/apps/baseapp.py). rlcourse is not run from there as a rule (`--course-dir`, the
+    web service's grading process, a Dask worker), and first on `sys.path` the course directory
+    would shadow every installed module: a course made from this template holds a copy of
+    `rlcourse/`, which would then be imported instead of the engine.
+
+    So only the plugin's own top-level module is taken from `course_root`, and only when it is
+    there (`NAME.py` or `NAME/__init__.py`) and no installed module has that name: the folder is
+    appended to the end of `sys.path` for the import alone, and the module is imported afresh
+    each time (an edited plugin applies to the next grading, and two classes' plugins of the same
+    name in one process are never mixed up). A plugin named after an installed module (a course's
+    copy of `rlcourse.course.lateness.PerHourPenalty`) is the installed one."""
+    import importlib.machinery
+    import sys
+
+    folder = Path(course_root).resolve()
+    top = class_path.split(".")[0] if isinstance(class_path, str) else ""
+    local = top.isidentifier() and ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file())
+    elsewhere = [entry for entry in sys.path if _resolved(entry) != folder]
+    if not local or importlib.machinery.PathFinder.find_spec(top, elsewhere) is not None \
+            or top in sys.builtin_module_names:
+        yield
+        return
+    for name in [name for name in sys.modules if name == top or name.startswith(top + ".")]:
+        del sys.modules[name]
+    added = str(folder) not in sys.path
+    if added:
+        sys.path.append(str(folder))
+    try:
+        yield
+    finally:
+        if added and str(folder) in sys.path:
+            sys.path.remove(str(folder))
+
+
+def _resolved(entry: str) -> Path | None:
+    try:
+        return Path(entry or ".").resolve()
+    except OSError:
+        return None
+
+
 class LatePolicy:
     """The course's late-submission policy: nbgrader's `AssignLatePenalties` preprocessor, built
-    from the course configuration, with the plugin it instantiates."""
+    from the course configuration, with the plugin it instantiates (a course's own plugin module
+    beside its `nbgrader_config.py` included: `course_plugin_importable`)."""
 
     def __init__(self, course_root: Path):
         from nbgrader.preprocessors import AssignLatePenalties
 
         try:
-            self.preprocessor = AssignLatePenalties(config=course_config(course_root))
-            self.preprocessor.init_plugin()
+            config = course_config(course_root)
+            named = config.AssignLatePenalties.get("plugin_class") if "AssignLatePenalties" in config else None
+            with course_plugin_importable(course_root, named):
+                self.preprocessor = AssignLatePenalties(config=config)
+                self.preprocessor.init_plugin()
         except Exception as error:  # noqa: BLE001 - a bad class path or config names the cause
             raise LatePolicyError(f"the late-submission policy could not be loaded: "
                                   f"{type(error).__name__}: {error}") from error

@@ -11,31 +11,45 @@ service is ever sent to the users' own servers behind the same proxy.
 
 Who sees what: a student sees only their own submissions; any submission of someone else is
 "not found" (404), exactly as one that does not exist, so ids reveal nothing. Staff tokens see
-every submission and the class view. Pages carry the same Content-Security-Policy as the
-feedback page (no script runs; forms post only here); the status page refreshes itself with a
-meta tag while the submission waits.
+every submission and the class view, and act (rlcourse.web.staff): retry a failed grading,
+regrade one submission or an assignment's counting ones, download a notebook, export the class
+(forms with the session's CSRF token on /staff, or the API with a staff token); a student gets
+"not found" for each. Pages
+carry the same Content-Security-Policy as the feedback page (no script runs; forms post only
+here); the status page refreshes itself with a meta tag while the submission waits.
 
-Just over 300 lines: every route with its access check, read together (who may see what is the
-point of this file).
+Errors: the API answers `{"error": "one sentence"}` with the status, FastAPI's own errors
+(`{"detail": ...}`: an unknown route, a bad parameter) included, so `rlcourse submit` and a
+downloaded `submit.py` read one shape. A browser gets the pages' template with the sentence and a
+way back (home, or the sign-in page when not signed in).
+
+Every route with its access check, read together (who may see what is the point of this file).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import secrets
+import urllib.parse
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rlcourse.course.directory import CourseError
 from rlcourse.explain.pages import CSP, render
 from rlcourse.web.intake import MAX_UPLOAD_BYTES, Refused, too_large
 from rlcourse.web.service import WebService, class_summary
+from rlcourse.web.staff import Download, Impossible, StaffActions
 
 SESSION_COOKIE = "rlcourse_session"
 LOGIN_COOKIE = "rlcourse_login"
 STATE_COOKIE = "rlcourse_oauth_state"
+ERROR_TITLES = {401: "Sign in", 403: "Not allowed", 404: "Not found", 409: "Not now", 413: "Too large",
+                422: "Not accepted", 429: "Not now", 500: "Something went wrong", 503: "Not available"}
 HEADERS = {"Content-Security-Policy": CSP + "; form-action 'self'; frame-ancestors 'none'",
            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            "Cache-Control": "no-store"}
@@ -46,6 +60,7 @@ def create_app(service: WebService, hub=None) -> FastAPI:
     in through the hub."""
     base = hub.prefix if hub is not None else ""
     router = APIRouter()
+    actions = StaffActions(service)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
@@ -62,9 +77,42 @@ def create_app(service: WebService, hub=None) -> FastAPI:
             response.headers.setdefault(key, value)
         return response
 
+    # --- errors: JSON for the API, a page with a way back for a browser ----------------------
+    async def error_response(request: Request, status: int, message: str, headers=None):
+        if request.url.path.startswith(base + "/api/"):
+            return JSONResponse({"error": message}, status_code=status, headers=headers)
+        try:
+            signed_in = await run_in_threadpool(browser, request) is not None
+        except Exception:  # noqa: BLE001 - the store itself failing: the way back is the sign-in page
+            signed_in = False
+        return page("web_error.html", status=status, title=ERROR_TITLES.get(status, "Not possible"),
+                    message=message, signed_in=signed_in, headers=headers)
+
     @app.exception_handler(Refused)
     async def _refused(request: Request, error: Refused):
-        return JSONResponse({"error": str(error)}, status_code=error.status)
+        return await error_response(request, error.status, str(error))
+
+    @app.exception_handler(Impossible)
+    async def _impossible(request: Request, error: Impossible):
+        return await error_response(request, error.status, str(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, error: StarletteHTTPException):
+        message = error.detail if error.status_code != 404 or error.detail != "Not Found" else "no such page"
+        return await error_response(request, error.status_code, str(message), getattr(error, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, error: RequestValidationError):
+        where = [str(part) for part in (error.errors() or [{}])[0].get("loc", ())]
+        if where[:1] == ["path"]:  # /submissions/abc: no such page, as for any other address
+            return await error_response(request, 404, "no such page")
+        return await error_response(request, 422, f"the request is not valid ({'.'.join(where)})")
+
+    @app.exception_handler(Exception)
+    async def _failed(request: Request, error: Exception):
+        # Starlette logs the exception itself after this answer (the service's log).
+        return await error_response(request, 500, "something went wrong on the service's side; "
+                                                  "the course staff can see it in the service's log")
 
     # --- who is asking -------------------------------------------------------------------------
     def bearer(request: Request):
@@ -104,6 +152,24 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         except CourseError as error:
             raise HTTPException(500, str(error)) from None
 
+    def staff_only(token) -> None:
+        """The staff's actions do not exist for anyone else: "not found", as for any other page."""
+        if not token.staff:
+            raise HTTPException(404, "no such page")
+
+    async def staff_session(request: Request, *, form: bool = True):
+        """(token, form) of a staff member's page request whose form carries the session's CSRF
+        token; a redirect to the sign-in page when signed out; 404 for anyone else."""
+        session = await run_in_threadpool(browser, request)
+        if session is None:
+            return None, None
+        staff_only(session[0])
+        fields = None
+        if form:
+            fields = await request.form(max_files=0, max_fields=5)
+            check_csrf(session[1], fields)
+        return session[0], fields
+
     async def upload(request: Request):
         """The form's fields and the uploaded file's bytes (at most the cap, plus one byte)."""
         length = request.headers.get("content-length")
@@ -115,10 +181,10 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         file = form.get("notebook")
         if file is None or isinstance(file, str):
             raise Refused(422, "no notebook in the upload (field 'notebook')")
-        return form, await file.read(MAX_UPLOAD_BYTES + 1)
+        return form, await file.read(MAX_UPLOAD_BYTES + 1), file.filename or ""
 
-    def page(template: str, status: int = 200, **context) -> HTMLResponse:
-        return HTMLResponse(render(template, base=base, **context), status_code=status)
+    def page(template: str, status: int = 200, headers=None, **context) -> HTMLResponse:
+        return HTMLResponse(render(template, base=base, **context), status_code=status, headers=headers)
 
     def redirect(path: str, status: int = 303) -> RedirectResponse:
         return RedirectResponse(base + path, status_code=status)
@@ -136,11 +202,12 @@ def create_app(service: WebService, hub=None) -> FastAPI:
     @router.post("/api/submissions", status_code=202)
     async def submit(request: Request):
         token = await run_in_threadpool(bearer, request)
-        form, data = await upload(request)
+        form, data, filename = await upload(request)
         assignment = assignment_of(str(form.get("assignment", "")))
-        submission = await run_in_threadpool(service.intake.accept, assignment, token.user, data)
+        submission = await run_in_threadpool(
+            functools.partial(service.intake.accept, assignment, token.user, data, filename=filename))
         service.queue.wake()
-        return service.view_json(submission)
+        return await run_in_threadpool(service.view_json, submission)
 
     @router.get("/api/submissions/{submission_id}")
     def submission_json(submission_id: int, request: Request):
@@ -151,6 +218,36 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         token = bearer(request)
         rows = service.store.submissions(student=None if token.staff else token.user, assignment=assignment)
         return [service.view_json(row) for row in rows]
+
+    # --- the staff's actions (API: a staff token; rlcourse.web.staff) ---------------------------
+    @router.post("/api/submissions/{submission_id}/retry", status_code=202)
+    def retry_json(submission_id: int, request: Request):
+        staff_only(bearer(request))
+        return service.view_json(actions.retry(submission_id))
+
+    @router.post("/api/submissions/{submission_id}/regrade", status_code=202)
+    def regrade_json(submission_id: int, request: Request):
+        staff_only(bearer(request))
+        return service.view_json(actions.regrade(submission_id))
+
+    @router.post("/api/assignments/{name}/regrade", status_code=202)
+    def regrade_assignment_json(name: str, request: Request):
+        staff_only(bearer(request))
+        return {"queued": actions.regrade_assignment(name)}
+
+    @router.get("/api/submissions/{submission_id}/notebook")
+    def notebook_json(submission_id: int, request: Request):
+        staff_only(bearer(request))
+        return download(actions.notebook(submission_id))
+
+    @router.get("/api/assignments/{name}/export")
+    def export_json(name: str, request: Request, format: str = "csv"):  # noqa: A002 - the CLI's word
+        staff_only(bearer(request))
+        return download(actions.export(name, format))
+
+    def download(found: Download) -> Response:
+        return Response(found.content, media_type=found.media_type,  # file names of safe ids only
+                        headers={"Content-Disposition": f'attachment; filename="{found.filename}"'})
 
     @router.get("/submit.py")
     def submit_script():
@@ -236,11 +333,26 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         return home_page(token, csrf, error, server=str(request.base_url).rstrip("/") + base)
 
     def home_page(token, csrf, error="", status=200, server=""):
+        """Each assignment the student may submit, with its due date and their history (each
+        submission's lateness; work that came through nbgrader's exchange too); one they may
+        not submit says why, and one not released to the class is not listed at all."""
         rows = service.store.submissions(student=None if token.staff else token.user)
+        if token.staff:
+            service.read_all_dues()
         counting = service.counting(rows)
-        assignments = [(name, [service.view_json(row, counting=counting) for row in reversed(rows)
-                               if row.assignment == name])
-                       for name in service.assignments()]
+        assignments = []
+        for name in service.assignments():
+            mine = [row for row in rows if row.assignment == name]
+            available = service.availability(name, None if token.staff else token.user)
+            exchange = None if token.staff else service.exchange_work(token.user, name, mine)
+            if not (available.released or mine or exchange):
+                continue
+            if exchange is not None:  # what the gradebook holds came through the exchange
+                counting -= {row.id for row in mine}
+            assignments.append({
+                "name": name, "available": available, "rows": [service.view_json(row, counting=counting) for row in reversed(mine)],
+                "exchange": service.view_json(exchange) if exchange else None,
+                "due": None if token.staff else service.due(token.user, name).describe()})
         return page("web_home.html", status=status, title="Your submissions", user=token.user,
                     staff=token.staff, csrf=csrf, assignments=assignments, error=error, server=server,
                     counting=counting)
@@ -252,12 +364,14 @@ def create_app(service: WebService, hub=None) -> FastAPI:
             return redirect("/login")
         token, csrf = session
         try:
-            form, data = await upload(request)
+            form, data, filename = await upload(request)
             check_csrf(csrf, form)
-            submission = await run_in_threadpool(service.intake.accept, assignment_of(name), token.user, data)
+            submission = await run_in_threadpool(functools.partial(
+                service.intake.accept, assignment_of(name), token.user, data, filename=filename))
         except Refused as refused:
-            return home_page(token, csrf, f"Not accepted: {refused}", status=refused.status,
-                             server=str(request.base_url).rstrip("/") + base)
+            return await run_in_threadpool(functools.partial(
+                home_page, token, csrf, f"Not accepted: {refused}", status=refused.status,
+                server=str(request.base_url).rstrip("/") + base))
         service.queue.wake()
         return redirect(f"/submissions/{submission.id}")
 
@@ -280,18 +394,77 @@ def create_app(service: WebService, hub=None) -> FastAPI:
             return redirect(f"/submissions/{submission_id}")
         return HTMLResponse(service.feedback_page(submission))
 
+    @router.get("/exchange/{student}/{name}/feedback")
+    def exchange_feedback(student: str, name: str, request: Request):
+        """The feedback page of work that came through nbgrader's exchange: its student's and
+        the staff's only, at the level the policy allows now, as for an upload."""
+        session = browser(request)
+        if session is None:
+            return redirect("/login")
+        if not (session[0].staff or session[0].user == student):
+            raise HTTPException(404, "no such submission")
+        assignment_of(name)
+        work = service.exchange_work(student, name)
+        if work is None:
+            raise HTTPException(404, "no such submission")
+        return HTMLResponse(service.feedback_page(work))
+
     @router.get("/staff")
-    def staff(request: Request):
+    def staff(request: Request, notice: str = ""):
         session = browser(request)
         if session is None:
             return redirect("/login")
         if not session[0].staff:
             raise HTTPException(403, "for the course staff only")
-        summaries = [class_summary(service, name) for name in service.assignments()]
+        service.read_all_dues()
+        summaries = [dict(class_summary(service, name), available=service.availability(name, None))
+                     for name in service.assignments()]
         rows = [dict(service.view_json(row), reason=row.error or "")
                 for row in reversed(service.store.submissions())]
         return page("web_staff.html", title="Class view", user=session[0].user, csrf=session[1], staff=True,
-                    summaries=summaries, rows=rows)
+                    summaries=summaries, rows=rows, notice=notice)
+
+    # --- the staff's actions (pages: the session and its CSRF token) ----------------------------
+    async def staff_action(request: Request, action) -> Response:
+        """Run a staff action from /staff's form, then back to /staff saying what was done, or
+        why it could not be (409)."""
+        token, _ = await staff_session(request)
+        if token is None:
+            return redirect("/login")
+        try:
+            done = await run_in_threadpool(action)
+        except Impossible as impossible:
+            if impossible.status != 409:
+                raise
+            done = str(impossible)
+        return redirect("/staff?" + urllib.parse.urlencode({"notice": done}))
+
+    @router.post("/staff/submissions/{submission_id}/retry")
+    async def retry_page(submission_id: int, request: Request):
+        return await staff_action(request, lambda: f"#{actions.retry(submission_id).id} queued again")
+
+    @router.post("/staff/submissions/{submission_id}/regrade")
+    async def regrade_page(submission_id: int, request: Request):
+        return await staff_action(request, lambda: f"#{actions.regrade(submission_id).id} queued to be regraded")
+
+    @router.post("/staff/assignments/{name}/regrade")
+    async def regrade_assignment_page(name: str, request: Request):
+        return await staff_action(request, lambda: f"{name}: {len(actions.regrade_assignment(name))} "
+                                                   "counting submission(s) queued to be regraded")
+
+    @router.post("/staff/assignments/{name}/export")
+    async def export_page(name: str, request: Request):
+        token, form = await staff_session(request)
+        if token is None:
+            return redirect("/login")
+        return download(await run_in_threadpool(actions.export, name, str(form.get("format", "csv"))))
+
+    @router.get("/staff/submissions/{submission_id}/notebook")
+    async def notebook_page(submission_id: int, request: Request):
+        token, _ = await staff_session(request, form=False)
+        if token is None:
+            return redirect("/login")
+        return download(await run_in_threadpool(actions.notebook, submission_id))
 
     app.include_router(router, prefix=base)
     return app

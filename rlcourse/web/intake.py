@@ -1,11 +1,16 @@
 """Accepting a submission: every check a student can be refused by, then the files on disk.
 
-In order, before anything is written: the assignment exists; the upload is under the size cap;
-it reads as a notebook (rlcourse.course.submission, which never runs it); the student has no
-other submission of this assignment queued or running; the rolling window's limit ([web] in
-assignment.toml) leaves room; and, when the assignment refuses late work, the student's
-deadline (due date plus extension, from nbgrader's gradebook) has not passed. Each refusal is
-one sentence the student can act on.
+In order, before anything is written: the assignment exists and is open to this student now
+(released to the class, between its `[web]` dates, not late when the assignment refuses late
+work: rlcourse.web.availability); the upload is under the size cap; it reads as a notebook
+(rlcourse.course.submission, which never runs it); it is not another assignment's notebook
+(rlcourse.web.matching); the student has no other submission of this assignment queued or
+running; and the rolling window's limit ([web] in assignment.toml) leaves room. Each refusal is
+one sentence the student can act on, naming the file they uploaded, and leaves no trace: nothing
+stored, nothing counted, the gradebook untouched.
+
+The window counts real gradings only: a submission the service itself failed to grade
+(`failed`, after its attempts) is not held against the student.
 
 An accepted upload is written once, into its own history folder
 (`web/history/<student>/<assignment>/<id>/<notebook>` with nbgrader's `timestamp.txt`), and kept
@@ -20,14 +25,15 @@ import secrets
 import shutil
 import tempfile
 import threading
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rlcourse.course.class_directory import ClassDirectory, student_id_problem
 from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.course.lateness import TIMESTAMP_FILE, iso
 from rlcourse.course.submission import NotebookProblem, load_submission
-from rlcourse.web.store import IN_FLIGHT, QUEUED, Store, Submission, now
+from rlcourse.web.matching import Releases, describe, upload_grade_ids
+from rlcourse.web.store import FAILED, IN_FLIGHT, QUEUED, Store, Submission, now
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 """A course notebook with its outputs is a few MB; the grader's own cap (100 MB) is for files
@@ -51,19 +57,31 @@ class Refused(Exception):
 
 class Intake:
     """Checks and stores uploads for one class. One lock makes "nothing in flight, room in the
-    window" and the new row one step, so two uploads at once cannot both pass."""
+    window" and the new row one step, so two uploads at once cannot both pass.
 
-    def __init__(self, class_dir: ClassDirectory, store: Store, deadline):
-        self.class_dir, self.store, self.deadline = class_dir, store, deadline
+    `availability(name, student)`: whether the student may submit the assignment now
+    (rlcourse.web.availability.Availability); `releases()`: name -> release notebook of every
+    assignment of the course, what an upload is matched against."""
+
+    def __init__(self, class_dir: ClassDirectory, store: Store, availability, releases=dict):
+        self.class_dir, self.store, self.availability, self.releases = class_dir, store, availability, releases
         self.history = class_dir.root / "web" / "history"
+        self.matcher = Releases()
         self._lock = threading.Lock()
 
-    def accept(self, assignment: Assignment, student: str, data: bytes) -> Submission:
+    def accept(self, assignment: Assignment, student: str, data: bytes, *, filename: str = "") -> Submission:
         if student_id_problem(student):
             raise Refused(403, f"{student!r} cannot submit: {student_id_problem(student)}")
+        available = self.availability(assignment.name, student)
+        if not available.open:
+            raise Refused(available.status, available.reason)
         if len(data) > MAX_UPLOAD_BYTES:
             raise Refused(413, too_large())
-        sha256 = check_notebook(data, assignment.notebook)
+        shown = upload_name(filename, assignment.notebook)
+        sha256 = check_notebook(data, shown)
+        looks_like = self.matcher.resemblance(upload_grade_ids(data), assignment.name, self.releases())
+        if looks_like is not None:
+            raise Refused(422, describe(looks_like, filename=shown, target=assignment.name))
         with self._lock:
             self._check_limits(assignment, student)
             received = now()
@@ -86,16 +104,12 @@ class Intake:
                                f"{busy[0].status}; submit again once it is graded")
         policy = assignment.web
         window = datetime.timedelta(minutes=policy.window_minutes)
-        recent = [entry.created for entry in mine if entry.created > now() - window]
+        recent = [entry.created for entry in counted(mine) if entry.created > now() - window]
         if len(recent) >= policy.submissions_per_window:
             next_allowed = min(recent) + window
             raise Refused(429, f"at most {policy.submissions_per_window} submissions of "
                                f"{assignment.name} per {policy.window_minutes} min; the next is "
                                f"allowed at {iso(next_allowed.replace(microsecond=0))}")
-        deadline = self.deadline(student, assignment.name)
-        if not policy.accept_late and deadline is not None and now() > deadline:
-            raise Refused(403, f"{assignment.name} was due at {iso(deadline)} (with any extension "
-                               "you have); this course does not accept late submissions")
 
     def install(self, submission: Submission, assignment: Assignment) -> Path:
         """Copy a history folder's upload into nbgrader's `submitted/` layout (what is graded)."""
@@ -106,11 +120,28 @@ class Intake:
         return target / assignment.notebook
 
 
+def counted(submissions: list[Submission]) -> list[Submission]:
+    """The submissions that count against the rolling window: all but those the service failed
+    to grade (its own failure, never the student's)."""
+    return [entry for entry in submissions if entry.status != FAILED]
+
+
+def upload_name(filename: str, default: str) -> str:
+    """The uploaded file's own name, as the student knows it, for messages: its last path part
+    (browsers and clients send a bare name; anything else is cut), printable, at most 120
+    characters and 200 bytes (a file name on disk); `default` when there is none."""
+    name = PurePosixPath(str(filename or "").replace("\\", "/")).name
+    name = "".join(character if character.isprintable() else "?" for character in name)[:120]
+    while len(name.encode()) > 200:
+        name = name[:-1]
+    return name if name not in ("", ".", "..") else default
+
+
 def check_notebook(data: bytes, name: str) -> str:
     """The upload's SHA-256 if it reads as a notebook (the grader's own checks, which run
-    nothing); else Refused with what is wrong."""
+    nothing); else Refused with what is wrong, naming the file `name` (the upload's own)."""
     with tempfile.TemporaryDirectory(prefix="rlcourse-upload-") as scratch:
-        path = Path(scratch) / name
+        path = Path(scratch) / name  # upload_name's: one printable path part
         path.write_bytes(data)
         try:
             return load_submission(path).sha256

@@ -1,7 +1,8 @@
 """The web service's grading process: `python -m rlcourse.web.job [--scheduler ADDRESS]`, kept warm.
 
 The service never grades in its own process. It starts this child once and sends it one JSON
-request per line on stdin, `{"assignment": "ps1", "student": "ada", "root": "/class"}`; the child
+request per line on stdin, `{"assignment": "ps1", "student": "ada", "root": "/class"}` (with
+`"force": true` for a staff regrade: graded again even when the ledger holds the report); the child
 runs the batch's `autograde` for that one student (the hidden graders here, the student's code in
 the sandboxed workers its `Grader` forks; the ledger, the gradebook with the late penalty, the
 autograded notebook and the feedback page, exactly as for a class) and answers one JSON line:
@@ -36,9 +37,10 @@ class GradedAhead:
         self.backend, self.ready = backend, ready
 
     @classmethod
-    def prepare(cls, backend, class_dir, assignment, student: str, grading_by: str) -> "GradedAhead":
+    def prepare(cls, backend, class_dir, assignment, student: str, grading_by: str, *,
+                force: bool = False) -> "GradedAhead":
         """Grade `student`'s submission now, unless the ledger already holds its report (then
-        autograde records that and grades nothing)."""
+        autograde records that and grades nothing) and `force` (a staff regrade) is not given."""
         from rlcourse.batch.backends import Job
         from rlcourse.course.class_directory import find_submissions
         from rlcourse.record.ledger import read_ledger, submission_key
@@ -47,7 +49,7 @@ class GradedAhead:
         if entry.path is None:
             return cls(backend, {})
         saved = read_ledger(class_dir, assignment, student)
-        if saved and saved["key"] == f"{submission_key(entry)} {grading_by}":
+        if saved and saved["key"] == f"{submission_key(entry)} {grading_by}" and not force:
             return cls(backend, {})
         notebook = entry.path.read_bytes()
         job = Job(entry.student, entry.path, entry.problem)
@@ -78,7 +80,7 @@ class WarmGraders:
         self.engine = engine_fingerprint()
         self.backends: dict[str, tuple[str, object]] = {}
 
-    def grade(self, name: str, student: str, root: str) -> dict:
+    def grade(self, name: str, student: str, root: str, *, force: bool = False) -> dict:
         from rlcourse.batch.autograde import autograde, grading_key
         from rlcourse.batch.backends import Dask, GraderSettings, InProcess
         from rlcourse.batch.check import preflight
@@ -102,8 +104,8 @@ class WarmGraders:
         # that cannot load costs no grading (autograde makes them again under its lock).
         preflight(assignment)
         LatePolicy(class_dir.root).check()
-        ahead = GradedAhead.prepare(loaded[1], class_dir, assignment, student, key)
-        outcomes = autograde(assignment, class_dir=class_dir, students=[student],
+        ahead = GradedAhead.prepare(loaded[1], class_dir, assignment, student, key, force=force)
+        outcomes = autograde(assignment, class_dir=class_dir, students=[student], force=force,
                              workers=1, progress=False, grading=ahead)
         if not outcomes or outcomes[0].status in ("not graded", "refused"):
             errors = outcomes[0].report.errors if outcomes else ["no submission found"]
@@ -130,7 +132,8 @@ def main() -> int:
         for line in sys.stdin:
             request = json.loads(line)
             try:
-                reply = graders.grade(request["assignment"], request["student"], request["root"])
+                reply = graders.grade(request["assignment"], request["student"], request["root"],
+                                      force=bool(request.get("force")))
             except Exception as error:  # noqa: BLE001 - one grading's failure is that grading's reply
                 # ... and this process's end: the next grading starts from a fresh one.
                 replies.write(json.dumps({"graded": False, "error": f"{type(error).__name__}: {error}"}) + "\n")

@@ -3,7 +3,9 @@ process (rlcourse.web.job), started on first use and again whenever it dies or g
 
 The queue is the database (rlcourse.web.store), not memory: a submission is `queued` from the
 moment it is accepted, `running` while its child grades it, then `graded` (report and timing
-kept) or, after `MAX_ATTEMPTS` children failed, `failed` with the reason, for the staff to see.
+kept) or, after `MAX_ATTEMPTS` children failed, `failed` with the reason, for the staff to see
+(and retry). Whatever is graded, the gradebook and `submitted/` end holding the submission that
+counts (`[web] counts`), never a failed one or an older one the staff graded again.
 A service that stops mid-grading finds the submission `running` when it starts again and
 queues it again, so a restart loses nothing.
 """
@@ -87,7 +89,13 @@ class Lane:
     def _process(self) -> GradingProcess:
         if self.child is None or not self.child.alive():
             service = self.queue.service
-            command = [sys.executable, "-m", "rlcourse.web.job"]
+            # -P: the child runs in the course directory (its graders' relative paths), which
+            # `-m` would otherwise put first on sys.path; a course made from this template holds
+            # a copy of rlcourse/ there, which would then be imported instead of the installed
+            # engine, and the sandboxed workers (`python -I`, the engine's own folder mounted)
+            # could not import rlcourse at all. A course's own plugins are imported by name
+            # from the class directory (rlcourse.course.lateness.course_plugin_importable).
+            command = [sys.executable, "-P", "-m", "rlcourse.web.job"]
             if service.scheduler:
                 command += ["--scheduler", service.scheduler]
             self.child = GradingProcess(command,
@@ -148,58 +156,104 @@ class GradingQueue:
         service.intake.install(submission, assignment)
         request = {"assignment": submission.assignment, "student": submission.student,
                    "root": str(service.class_dir.root)}
-        self.log(f"rlcourse web: grading #{submission.id} ({submission.student}, {submission.assignment})")
-        result = lane.ask(request)
+        self.log(f"rlcourse web: grading #{submission.id} ({submission.student}, {submission.assignment})"
+                 + (" again, for the staff" if submission.regrade else ""))
+        result = lane.ask(dict(request, force=True) if submission.regrade else request)
         if not result.get("graded"):
             reason = result.get("died") or result.get("error") or result.get("stale") or "no reply"
             self._retry_or_fail(submission, f"the grading process failed: {reason}")
             return
-        service.store.update(submission.id, status=GRADED, finished=now(), error=None,
-                             report=json.dumps(result["report"]), timing=json.dumps(result["timing"]))
-        service.forget_deadline(submission.student, submission.assignment)
+        submission.report, submission.timing = json.dumps(result["report"]), json.dumps(result["timing"])
         self.log(f"rlcourse web: graded #{submission.id}: {result['report']['score']:g}/"
                  f"{result['report']['max_score']:g}")
-        if assignment.web.counts == "best":
-            self._keep_best(submission, assignment, request, lane)
+        # Before the row says "graded": whoever reads it then finds the gradebook as it stays.
+        self._keep_counting(submission, assignment, request, lane)
+        service.store.update(submission.id, status=GRADED, finished=now(), error=None, regrade=False,
+                             report=submission.report, timing=submission.timing)
+        service.forget_deadline(submission.student, submission.assignment)
 
-    def _keep_best(self, submission, assignment, request: dict, lane: Lane) -> None:
-        """Under `counts = "best"`: if an earlier graded submission scored higher (after its late
-        penalty), put it back in `submitted/` and record it again, so the gradebook, `nbgrader
-        export` and a later `rlcourse autograde` all hold the best one. Its report is already in
-        the ledger when its notebook is unchanged, so recording it again grades nothing."""
-        store = self.service.store
-        graded = store.submissions(student=submission.student, assignment=submission.assignment,
-                                   status=(GRADED,))
-        best = best_submission(graded)
-        if best is None or best.id == submission.id:
+    def counting_submission(self, submission, assignment):
+        """Which of the student's graded submissions of the assignment the gradebook must hold
+        once `submission` (graded just now, its report set but not stored yet) is: the latest
+        under `counts = "latest"`, the best after late penalty under "best"."""
+        rows = self.service.store.submissions(student=submission.student, assignment=submission.assignment)
+        graded = [row for row in rows if row.id != submission.id and row.report is not None
+                  and (row.status == GRADED or row.regrade)] + [submission]
+        return counting_among(graded, assignment.web.counts, assignment.feedback)
+
+    def _keep_counting(self, submission, assignment, request: dict, lane: Lane) -> None:
+        """If the submission just graded is not the one that counts (a lower score under
+        `counts = "best"`; an older submission retried or regraded by the staff), put the one
+        that counts back in `submitted/` and record it again, so the gradebook, `nbgrader
+        export` and a later `rlcourse autograde` all hold it. Its report is already in the
+        ledger when it was the last recorded; otherwise it is graded again."""
+        counting = self.counting_submission(submission, assignment)
+        if counting is None or counting.id == submission.id:
             return
-        self.service.intake.install(best, assignment)
+        self.service.intake.install(counting, assignment)
         result = lane.ask(request)
         if not result.get("graded"):
-            self.log(f"rlcourse web: #{best.id} (the best) could not be recorded again: "
+            self.log(f"rlcourse web: #{counting.id} (the one that counts) could not be recorded again: "
                      f"{result.get('died') or result.get('error') or result.get('stale')}; "
                      "the next `rlcourse autograde` records it")
             return
-        self.log(f"rlcourse web: #{best.id} counts for {submission.student} (the best, "
-                 f"{net_score(best):g} points), recorded again")
+        self.log(f"rlcourse web: #{counting.id} counts for {submission.student} "
+                 f"({net_score(counting, assignment.feedback):g} points after any late penalty, "
+                 "before the items that wait for the due date), recorded again")
 
     def _retry_or_fail(self, submission, reason: str) -> None:
+        """Queue a grading that failed on the service's side again, or after `MAX_ATTEMPTS` give
+        up: a new submission is kept as `failed` (not counted against the student's limit; the
+        staff see it and may retry it), a staff regrade goes back to `graded` as it was. Either
+        way the submission that counts goes back into `submitted/`: the failed one never
+        replaces it there (its grade never reached the gradebook)."""
         if self._stop.is_set():
             return  # stopping: left running, so the next start queues it again
         again = submission.attempts < MAX_ATTEMPTS
         self.log(f"rlcourse web: #{submission.id} not graded ({reason}); "
                  + ("queued again" if again else "given up: staff see it as failed"))
-        self.service.store.update(submission.id, status=QUEUED if again else FAILED, error=reason,
-                                  finished=None if again else now())
+        if again:
+            self.service.store.update(submission.id, status=QUEUED, error=reason, finished=None)
+            return
+        if submission.regrade:
+            self.service.store.update(submission.id, status=GRADED, regrade=False,
+                                      error=f"a regrade failed: {reason}")
+        else:
+            self.service.store.update(submission.id, status=FAILED, error=reason, finished=now())
+        assignment = self.service.course.assignment(submission.assignment)
+        counting = counting_among(self.service.store.submissions(
+            student=submission.student, assignment=submission.assignment, status=(GRADED,)),
+            assignment.web.counts, assignment.feedback)
+        if counting is not None:
+            self.service.intake.install(counting, assignment)
 
 
-def net_score(submission) -> float:
-    """A graded submission's score after its late penalty."""
-    report = json.loads(submission.report)
+def net_score(submission, policy=None) -> float:
+    """A graded submission's score after its late penalty, counting only the items a student
+    may see before the due date under the feedback `policy` (rlcourse.course.visibility; the
+    default's): an item sealed until the due date (a prediction, a concept check) never decides
+    which submission is the best, or trying every option of a prediction would pick the right
+    one without the student ever committing to it."""
+    from rlcourse.course.visibility import FeedbackPolicy
+    from rlcourse.grading.report import Report
+
+    policy = policy or FeedbackPolicy()
+    report = Report.from_json(json.loads(submission.report))
     timing = json.loads(submission.timing) if submission.timing else {}
-    return (report.get("score") or 0.0) - ((timing or {}).get("penalty") or 0.0)
+    shown = sum(item.score for item in report.items if not policy.seals(item))
+    return round(shown - ((timing or {}).get("penalty") or 0.0), 6)
 
 
-def best_submission(graded: list):
-    """The graded submission with the highest score after penalty; the newest of equals."""
-    return max(graded, key=lambda entry: (net_score(entry), entry.id), default=None)
+def best_submission(graded: list, policy=None):
+    """The graded submission with the highest score after penalty (sealed items left out: see
+    `net_score`); the newest of equals."""
+    return max(graded, key=lambda entry: (net_score(entry, policy), entry.id), default=None)
+
+
+def counting_among(graded: list, counts: str, policy=None):
+    """The one of a student's graded submissions of an assignment the gradebook holds: the
+    latest, or under `[web] counts = "best"` the best (by what the feedback `policy` lets a
+    student see before the due date); None without any."""
+    if counts == "best":
+        return best_submission(graded, policy)
+    return max(graded, key=lambda entry: entry.id, default=None)

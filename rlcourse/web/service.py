@@ -4,27 +4,60 @@ Everything a student is shown of a grade goes through `student_view` (rlcourse.g
 at the moment of the request, with the student's deadline as the gradebook holds it then (the
 due date plus any extension granted since): a page opened before the deadline shows what the
 policy allows before it, and the same submission shows more once the deadline has passed.
+
+Beside the report (whose shape `view_json` keeps), each submission says where it came from
+(`origin`: "web", or "exchange" for work nbgrader's exchange brought in and `rlcourse autograde`
+graded), the student's deadline and its lateness; a late penalty is shown only where the policy
+shows the score (a penalty proportional to the score would tell it).
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import threading
 import time
+from pathlib import Path
 
 from rlcourse.course.class_directory import ClassDirectory
-from rlcourse.course.directory import Course
-from rlcourse.course.lateness import Timing
-from rlcourse.course.visibility import feedback_level
+from rlcourse.course.directory import Course, CourseError
+from rlcourse.course.lateness import Timing, format_duration, iso
+from rlcourse.course.visibility import feedback_level, shows
 from rlcourse.grading.grade import Grade, student_view
 from rlcourse.grading.report import Report
+from rlcourse.web.availability import Availabilities, Availability
 from rlcourse.web.intake import Intake
-from rlcourse.web.queue import GradingQueue, best_submission
-from rlcourse.web.store import GRADED, QUEUED, Store, Submission, now
+from rlcourse.web.queue import GradingQueue, counting_among
+from rlcourse.web.store import FAILED, GRADED, QUEUED, Store, Submission, now
 
 DEADLINE_SECONDS = 30
-"""How long a student's deadline read from the gradebook is reused: opening nbgrader's gradebook
-costs a quarter of a second, too much for every page; an extension shows within this time."""
+"""How long a student's deadlines read from the gradebook are reused: opening nbgrader's
+gradebook costs a quarter of a second, too much for every page; an extension shows within this time."""
+FAILED_MESSAGE = ("the service could not grade it (a failure on the service's side, not a judgement of "
+                  "your notebook); it was not counted against your limit, and the course staff see it "
+                  "in their class view and can grade it again. You may submit again")
+"""What a student is told of a submission `failed` on the service's side."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Due:
+    """One student's due date for one assignment, as nbgrader's gradebook holds it."""
+
+    duedate: datetime.datetime | None
+    extension: datetime.timedelta | None = None
+
+    @property
+    def deadline(self) -> datetime.datetime | None:
+        """The due date plus the extension (naive UTC), or None without a due date."""
+        return None if self.duedate is None else self.duedate + (self.extension or datetime.timedelta(0))
+
+    def describe(self) -> str:
+        if self.duedate is None:
+            return "no due date"
+        if not self.extension:
+            return f"due {iso(self.duedate)}"
+        return (f"due {iso(self.deadline)} with your extension of "
+                f"{format_duration(self.extension.total_seconds())} (the class: {iso(self.duedate)})")
 
 
 class WebService:
@@ -33,31 +66,64 @@ class WebService:
         self.course, self.class_dir, self.scheduler = course, class_dir, scheduler
         class_dir.root.mkdir(parents=True, exist_ok=True)
         self.store = Store(class_dir.root / "web.db")
-        self.intake = Intake(class_dir, self.store, self.deadline)
+        self.availabilities = Availabilities(course, class_dir, extension=self.extension)
+        self.intake = Intake(class_dir, self.store, availability=self.availability, releases=self.releases)
         self.queue = GradingQueue(self, log=log, graders=graders)
-        self._deadlines: dict[tuple[str, str], tuple[float, datetime.datetime | None]] = {}
-        self._grades: dict[tuple[int, int], Grade] = {}
-        self._deadline_lock = threading.Lock()
+        self._dues: dict[str, tuple[float, dict[str, Due]]] = {}
+        self._due_lock = threading.Lock()
+        self._grades: dict[tuple, Grade] = {}
+        self._grade_lock = threading.Lock()
 
     def assignments(self) -> list[str]:
         return self.course.assignment_names()
 
+    def releases(self) -> dict[str, Path]:
+        """name -> release notebook of every assignment of the course that loads: what an
+        upload is matched against (rlcourse.web.matching)."""
+        found = {}
+        for name in self.assignments():
+            try:
+                found[name] = self.course.assignment(name).release_notebook
+            except CourseError:
+                continue
+        return found
+
+    def availability(self, assignment: str, student: str | None) -> Availability:
+        """Whether `student` may submit `assignment` now (rlcourse.web.availability)."""
+        return self.availabilities.of(assignment, student, now=now())
+
     # --- deadlines -----------------------------------------------------------------------------
+    def due(self, student: str, assignment: str) -> Due:
+        """The student's due date and extension, read with all their others at most every
+        `DEADLINE_SECONDS`."""
+        with self._due_lock:
+            cached = self._dues.get(student)
+            if cached and time.monotonic() - cached[0] < DEADLINE_SECONDS:
+                return cached[1].get(assignment, Due(None))
+        value = read_dues(self.class_dir, student)
+        with self._due_lock:
+            self._dues[student] = (time.monotonic(), value)
+        return value.get(assignment, Due(None))
+
+    def read_all_dues(self) -> None:
+        """Every student's due dates in one gradebook session, for the pages that list the whole
+        class (the staff's): one session instead of one per student."""
+        value = read_class_dues(self.class_dir)
+        stamp = time.monotonic()
+        with self._due_lock:
+            for student, dues in value.items():
+                self._dues[student] = (stamp, dues)
+
     def deadline(self, student: str, assignment: str) -> datetime.datetime | None:
         """Due date plus the student's extension (naive UTC), or None without a due date."""
-        key = (student, assignment)
-        with self._deadline_lock:
-            cached = self._deadlines.get(key)
-            if cached and time.monotonic() - cached[0] < DEADLINE_SECONDS:
-                return cached[1]
-        value = read_deadline(self.class_dir, student, assignment)
-        with self._deadline_lock:
-            self._deadlines[key] = (time.monotonic(), value)
-        return value
+        return self.due(student, assignment).deadline
+
+    def extension(self, student: str, assignment: str) -> datetime.timedelta | None:
+        return self.due(student, assignment).extension
 
     def forget_deadline(self, student: str, assignment: str) -> None:
-        with self._deadline_lock:
-            self._deadlines.pop((student, assignment), None)
+        with self._due_lock:
+            self._dues.pop(student, None)
 
     # --- what a student sees -------------------------------------------------------------------
     def position(self, submission: Submission) -> int | None:
@@ -75,15 +141,21 @@ class WebService:
     def view_json(self, submission: Submission, *, counting: set[int] | None = None) -> dict:
         """The submission as the API returns it: its state and, once graded, its grade cut to
         what the policy shows now (rlcourse.grading.grade.student_view), in the shape of
-        `rlcourse grade --json`. `counting`: the ids whose grades the gradebook holds, when the
-        caller knows them (else they are looked up)."""
+        `rlcourse grade --json`; beside the report, its origin, the student's deadline and its
+        lateness. `counting`: the ids whose grades the gradebook holds, when the caller knows
+        them (else they are looked up)."""
         data = {"id": submission.id, "student": submission.student, "assignment": submission.assignment,
                 "status": submission.status, "submitted": submission.created.isoformat(sep=" ") + " UTC",
-                "position": self.position(submission), "sha256": submission.sha256}
-        if submission.status == "failed":
-            data["error"] = "grading failed; the course staff have been told"
+                "position": self.position(submission), "sha256": submission.sha256,
+                "origin": "web" if submission.id is not None else "exchange",
+                "graded_at": iso(submission.finished) if submission.report is not None else None}
+        if submission.status == FAILED:
+            data["error"] = FAILED_MESSAGE
+        level = self.level(submission)
         if submission.report is not None:
             data["report"] = self.student_view(submission, counting=counting).to_json()
+        data["deadline"] = iso(self.deadline(submission.student, submission.assignment))
+        data["lateness"] = self.lateness(submission, shows_score=shows(level, "score"))
         return data
 
     def student_view(self, submission: Submission, *, counting: set[int] | None = None):
@@ -93,27 +165,27 @@ class WebService:
                             deadline=self.deadline(submission.student, submission.assignment), now=now())
 
     def grade(self, submission: Submission, *, counting: set[int] | None = None) -> Grade:
-        """The submission's grade: for the one the gradebook holds, the grade of record as it
-        stands now (the written answers' marks, an extension's effect on the late penalty); for
-        any other, its own report with the written answers unmarked (no TA marks a submission
-        that does not count)."""
+        """The submission's grade: for the one the gradebook holds (the counting upload, or work
+        that came through the exchange), the grade of record as it stands now (the written
+        answers' marks and states, an extension's effect on the late penalty); for any other,
+        its own report with the written answers unmarked (no TA marks a submission that does
+        not count)."""
         from rlcourse.record.grades import ungraded
 
         assignment = self.course.assignment(submission.assignment)
         report = Report.from_json(json.loads(submission.report))
-        if counting is None:
+        submitted = self.class_dir.root / submission.folder / assignment.notebook
+        if submission.id is not None and counting is None:
             counting = self.counting(self.store.submissions(student=submission.student,
                                                             assignment=submission.assignment))
-        submitted = self.class_dir.root / submission.folder / assignment.notebook
-        if submission.id in counting:
+        if submission.id is None or submission.id in counting:
             recorded = self._recorded_grade(submission, assignment, report, submitted)
             if recorded is not None:
                 return recorded
-        return ungraded(assignment, report, submitted=submitted,
-                        timing=timing_from_json(submission.timing))
+        return ungraded(assignment, report, submitted=submitted, timing=timing_from_json(submission.timing))
 
     def _recorded_grade(self, submission: Submission, assignment, report: Report, submitted) -> Grade | None:
-        """The gradebook's grade of the counting submission, reused while the gradebook file is
+        """The gradebook's grade of the submission it holds, reused while the gradebook file is
         unchanged (opening nbgrader's gradebook costs a quarter of a second, and a waiting client
         asks every few seconds)."""
         from nbgrader.api import MissingEntry
@@ -121,13 +193,12 @@ class WebService:
         from rlcourse.record.gradebook import open_gradebook
         from rlcourse.record.grades import grade_of_record
 
-        path = self.class_dir.root / "gradebook.db"
         try:
-            stamp = path.stat().st_mtime_ns
+            stamp = (self.class_dir.root / "gradebook.db").stat().st_mtime_ns
         except OSError:
             return None
-        key = (submission.id, stamp)
-        with self._deadline_lock:
+        key = (submission.student, submission.assignment, submission.id, submission.sha256, stamp)
+        with self._grade_lock:
             if key in self._grades:
                 return self._grades[key]
         try:
@@ -135,25 +206,73 @@ class WebService:
                 grade = grade_of_record(gradebook, assignment, submission.student, report, submitted=submitted)
         except MissingEntry:
             return None
-        with self._deadline_lock:
-            self._grades = {k: v for k, v in self._grades.items() if k[1] == stamp}
+        with self._grade_lock:
+            self._grades = {old: value for old, value in self._grades.items() if old[-1] == stamp}
             self._grades[key] = grade
         return grade
 
+    def lateness(self, submission: Submission, *, shows_score: bool) -> dict:
+        """On time or late, by how much, and (when the policy shows the score) the penalty: from
+        the gradebook's timing once recorded, else against the student's deadline now."""
+        timing = timing_from_json(submission.timing)
+        if timing is not None and timing.timestamp is not None:
+            deadline, seconds, penalty = timing.deadline, timing.seconds_late, timing.penalty
+        else:
+            deadline = self.deadline(submission.student, submission.assignment)
+            seconds = max(0.0, (submission.created - deadline).total_seconds()) if deadline else 0.0
+            penalty = None
+        penalty = penalty if shows_score else None
+        if deadline is None:
+            text = "no due date"
+        elif seconds <= 0:
+            text = "on time"
+        else:
+            text = f"late by {format_duration(seconds)}" + (f", late penalty {penalty:g}" if penalty else "")
+        return {"late": seconds > 0, "seconds_late": seconds, "penalty": penalty, "describe": text}
+
+    def exchange_work(self, student: str, assignment: str, rows: list[Submission] | None = None) -> Submission | None:
+        """The student's work that arrived through nbgrader's exchange and is what the gradebook
+        holds (the ledger's recorded report, rlcourse.record.ledger, of a notebook no upload to
+        this service had), as an unsaved Submission (no id, origin "exchange") that
+        `view_json` and `feedback_page` show like any other; None when there is none."""
+        from rlcourse.record.ledger import ledger_path, read_ledger
+
+        try:
+            spec = self.course.assignment(assignment)
+        except CourseError:
+            return None
+        saved = read_ledger(self.class_dir, spec, student)
+        if not saved or not saved.get("recorded"):
+            return None
+        sha256 = str(saved["key"]).split()[0].removeprefix("sha256:")
+        if rows is None:
+            rows = self.store.submissions(student=student, assignment=assignment)
+        if any(row.sha256 == sha256 for row in rows if row.student == student and row.assignment == assignment):
+            return None
+        timing = saved.get("timing")
+        recorded = datetime.datetime.fromtimestamp(
+            ledger_path(self.class_dir, spec, student).stat().st_mtime, datetime.timezone.utc).replace(tzinfo=None)
+        stamp = timing_from_json(json.dumps(timing)).timestamp if timing else None
+        return Submission(id=None, student=student, assignment=assignment, status=GRADED,
+                          created=stamp or recorded, finished=recorded, sha256=sha256,
+                          folder=str(Path("submitted") / student / assignment),
+                          report=json.dumps(saved["report"]), timing=json.dumps(timing) if timing else None)
+
     def counting(self, rows: list[Submission]) -> set[int]:
         """The ids among `rows` whose grades the gradebook holds: per student and assignment,
-        the latest graded submission, or under `[web] counts = "best"` the best."""
+        the latest graded submission, or under `[web] counts = "best"` the best (a submission
+        the staff are regrading still counts meanwhile)."""
         graded: dict[tuple[str, str], list[Submission]] = {}
         for row in rows:
-            if row.status == GRADED:
+            if row.status == GRADED or (row.regrade and row.report is not None):
                 graded.setdefault((row.student, row.assignment), []).append(row)
-        return {(best_submission(entries) if self.course.assignment(name).web.counts == "best"
-                 else max(entries, key=lambda entry: entry.id)).id
+        return {counting_among(entries, self.course.assignment(name).web.counts,
+                               self.course.assignment(name).feedback).id
                 for (_, name), entries in graded.items()}
 
     def feedback_page(self, submission: Submission) -> str:
         """The feedback page for this submission: its grade (the grade of record, written answers
-        included, for the submission that counts) as the policy shows it now."""
+        included, for the submission the gradebook holds) as the policy shows it now."""
         from rlcourse.course.diagnoses import load_diagnoses
         from rlcourse.course.submission import NotebookProblem, load_submission
         from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids
@@ -175,27 +294,46 @@ class WebService:
                                deadline=deadline, now=moment)
 
 
-def read_deadline(class_dir: ClassDirectory, student: str, assignment: str) -> datetime.datetime | None:
-    """The student's deadline from nbgrader's gradebook (its API, read only)."""
+def read_dues(class_dir: ClassDirectory, student: str) -> dict[str, Due]:
+    """assignment -> the student's Due, for every assignment of nbgrader's gradebook (its API,
+    read only, one session)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from rlcourse.record.gradebook import nbgrader_on_path
 
     if not (class_dir.root / "gradebook.db").is_file():
-        return None
+        return {}
     nbgrader_on_path()
     with Gradebook(class_dir.db_url) as gradebook:
+        dues = {assignment.name: Due(assignment.duedate) for assignment in gradebook.assignments}
         try:
-            duedate = gradebook.find_assignment(assignment).duedate
+            submissions = gradebook.find_student(student).submissions
         except MissingEntry:
-            return None
-        if duedate is None:
-            return None
-        try:
-            extension = gradebook.find_submission(assignment, student).extension
-        except MissingEntry:
-            extension = None
-        return duedate + (extension or datetime.timedelta(0))
+            submissions = []
+        for submission in submissions:
+            if submission.extension and submission.assignment.name in dues:
+                dues[submission.assignment.name] = Due(submission.assignment.duedate, submission.extension)
+        return dues
+
+
+def read_class_dues(class_dir: ClassDirectory) -> dict[str, dict[str, Due]]:
+    """`read_dues` for every student of the gradebook, in one session."""
+    from nbgrader.api import Gradebook
+
+    from rlcourse.record.gradebook import nbgrader_on_path
+
+    if not (class_dir.root / "gradebook.db").is_file():
+        return {}
+    nbgrader_on_path()
+    with Gradebook(class_dir.db_url) as gradebook:
+        plain = {assignment.name: Due(assignment.duedate) for assignment in gradebook.assignments}
+        dues = {student.id: dict(plain) for student in gradebook.students}
+        for assignment in gradebook.assignments:
+            for submission in assignment.submissions:
+                if submission.extension:
+                    dues.setdefault(submission.student.id, dict(plain))[assignment.name] = \
+                        Due(assignment.duedate, submission.extension)
+        return dues
 
 
 def timing_from_json(text: str | None) -> Timing | None:
@@ -216,24 +354,28 @@ def timing_from_json(text: str | None) -> Timing | None:
 
 
 def class_summary(service: WebService, assignment: str) -> dict:
-    """The staff's live class view: submissions per state, students, the mean of each student's
-    latest graded score, and the most common diagnoses in those latest reports."""
+    """The staff's live class view: submissions per state, students, the mean of the grades of
+    record (the gradebook's totals, after late penalties, written answers included), how many
+    students have written answers awaiting a TA, and the most common diagnoses in those grades."""
+    from rlcourse.record.grades import class_grades
+
     rows = service.store.submissions(assignment=assignment)
     counts: dict[str, int] = {}
-    latest: dict[str, Submission] = {}
     for row in rows:
         counts[row.status] = counts.get(row.status, 0) + 1
-        if row.report is not None:
-            latest[row.student] = row
-    scores, tags = [], {}
-    for row in latest.values():
-        report = Report.from_json(json.loads(row.report))
-        scores.append((report.score, report.max_score))
-        for item in report.items:
+    try:
+        grades = class_grades(service.class_dir, service.course.assignment(assignment))
+    except CourseError:
+        grades = {}
+    tags: dict[str, set[str]] = {}
+    for student, grade in grades.items():
+        for item in grade.report.items:
             if item.diagnosis:
-                tags.setdefault(item.diagnosis, set()).add(row.student)
-    mean = sum(score for score, _ in scores) / len(scores) if scores else None
-    return {"assignment": assignment, "counts": counts, "students": len({row.student for row in rows}),
-            "graded_students": len(latest), "mean": mean,
-            "max_score": scores[0][1] if scores else None,
+                tags.setdefault(item.diagnosis, set()).add(student)
+    scores = [grade.score for grade in grades.values()]
+    return {"assignment": assignment, "counts": counts,
+            "students": len({row.student for row in rows} | set(grades)),
+            "graded_students": len(grades), "mean": sum(scores) / len(scores) if scores else None,
+            "max_score": max((grade.max_score for grade in grades.values()), default=None),
+            "pending": sum(1 for grade in grades.values() if grade.pending),
             "diagnoses": sorted(((len(who), tag) for tag, who in tags.items()), reverse=True)[:10]}

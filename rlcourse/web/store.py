@@ -3,8 +3,10 @@
 Three tables: the access tokens (only their SHA-256; a token is shown once, when issued), the
 browser sessions a token was exchanged for (again only hashes, each with its CSRF token), and
 every submission with its state (`queued`, `running`, `graded`, `failed`) and, once graded, its
-report and timing as JSON. The notebooks themselves live on disk (rlcourse.web.intake); nbgrader's
-gradebook stays nbgrader's, written by the batch's own code.
+report and timing as JSON. `failed` is the service's own failure (its grading process could not
+grade the notebook after `MAX_ATTEMPTS`), never a judgement of the student's work. The notebooks
+themselves live on disk (rlcourse.web.intake); nbgrader's gradebook stays nbgrader's, written by
+the batch's own code.
 
 A token or session is looked up by the hash of what the client sent, so the database never holds
 anything that would let a reader act as a student.
@@ -16,8 +18,8 @@ import hashlib
 import secrets
 from pathlib import Path
 
-from sqlalchemy import Boolean, DateTime, Integer, String, Text, create_engine, event, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy import Boolean, DateTime, Integer, String, Text, create_engine, event, exists, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, aliased, mapped_column, sessionmaker
 
 QUEUED, RUNNING, GRADED, FAILED = "queued", "running", "graded", "failed"
 IN_FLIGHT = (QUEUED, RUNNING)
@@ -72,6 +74,14 @@ class Submission(Base):
     report: Mapped[str | None] = mapped_column(Text, nullable=True)
     timing: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    regrade: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    """Queued again by the staff (a regrade): graded afresh even where the ledger holds its
+    report, and left graded as it was if the regrade fails."""
+
+
+COLUMNS_ADDED = {"submissions": {"regrade": "BOOLEAN NOT NULL DEFAULT 0"}}
+"""Columns added since `web.db` was first written: a store made by an older rlcourse gets them
+when opened (SQLite's ALTER TABLE ADD COLUMN), so an upgrade keeps the class's history."""
 
 
 class Store:
@@ -91,7 +101,18 @@ class Store:
             cursor.close()
 
         Base.metadata.create_all(self.engine)
+        self._add_columns()
         self.session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _add_columns(self) -> None:
+        from sqlalchemy import inspect, text
+
+        with self.engine.begin() as connection:
+            for table, columns in COLUMNS_ADDED.items():
+                present = {column["name"] for column in inspect(connection).get_columns(table)}
+                for name, declaration in columns.items():
+                    if name not in present:
+                        connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}"))
 
     # --- tokens --------------------------------------------------------------------------------
     def issue(self, user: str, *, staff: bool = False) -> str:
@@ -182,13 +203,32 @@ class Store:
             return len(running)
 
     def next_queued(self) -> Submission | None:
-        """The oldest queued submission, marked running (one grading thread takes it)."""
+        """The oldest queued submission, marked running (one grading thread takes it); never one
+        of a student and assignment already running (a staff regrade beside a new upload): both
+        would be graded from the same `submitted/` folder."""
+        running = aliased(Submission)
+        busy = exists().where(running.status == RUNNING, running.student == Submission.student,
+                              running.assignment == Submission.assignment)
         with self.session.begin() as db:
-            submission = db.scalar(select(Submission).where(Submission.status == QUEUED)
+            submission = db.scalar(select(Submission).where(Submission.status == QUEUED, ~busy)
                                    .order_by(Submission.id).limit(1))
             if submission is not None:
                 submission.status, submission.started = RUNNING, now()
                 submission.attempts += 1
+            return submission
+
+    def queue_again(self, submission_id: int, *, regrade: bool) -> Submission | None:
+        """A staff action: a `failed` submission queued to be tried again (`regrade` False), or a
+        `graded` one to be graded afresh (True), with its attempts counted from zero. None when
+        the submission is not in that state (nothing changed)."""
+        with self.session.begin() as db:
+            submission = db.get(Submission, submission_id)
+            if submission is None or submission.status != (GRADED if regrade else FAILED):
+                return None
+            submission.status, submission.attempts, submission.started = QUEUED, 0, None
+            submission.regrade = regrade
+            if not regrade:
+                submission.error, submission.finished = None, None
             return submission
 
     def update(self, submission_id: int, **values) -> None:

@@ -19,6 +19,14 @@ def write_config(folder: Path, *lines: str) -> Path:
     return folder
 
 
+def flat_penalty(points: float) -> str:
+    """A course's own plugin module: `points` off for any lateness."""
+    return ("from nbgrader.plugins import LateSubmissionPlugin\n"
+            "class FlatPenalty(LateSubmissionPlugin):\n"
+            "    def late_submission_penalty(self, student_id, score, total_seconds_late):\n"
+            f"        return {points!r} if total_seconds_late > 0 else None\n")
+
+
 class TestReadTimestamp:
     def test_the_exchange_format_is_read_as_naive_utc(self, tmp_path):
         (tmp_path / "timestamp.txt").write_text("2026-03-02 19:30:00.250000 UTC")
@@ -82,6 +90,31 @@ class TestLatePolicy:
         policy = LatePolicy(folder)
         with pytest.raises(LatePolicyError, match="brokenpolicy.Broken.*the registrar is closed"):
             policy.check()
+
+    def test_a_plugin_module_beside_the_config_loads_as_nbgrader_loads_it(self, tmp_path):
+        """Is `late_plugin.py` beside `nbgrader_config.py` found without any `sys.path` line in
+        the config (nbgrader runs from the course directory, which it puts on `sys.path`), imported
+        afresh for each policy (an edited plugin applies), and `sys.path` left as it was?"""
+        import sys
+
+        before = list(sys.path)
+        for points in (3.5, 1.25):
+            folder = write_config(tmp_path / f"class-{points}",
+                                  'c.AssignLatePenalties.plugin_class = "late_plugin.FlatPenalty"')
+            (folder / "late_plugin.py").write_text(flat_penalty(points))
+            policy = LatePolicy(folder)
+            assert policy.name == "late_plugin.FlatPenalty"
+            assert policy.penalty("s", score=20.0, seconds_late=60, cap=20.0) == points
+        assert sys.path == before
+
+    def test_the_course_directory_never_shadows_an_installed_module(self, tmp_path):
+        """A course made from this template holds a copy of `rlcourse/`: a plugin named in it is
+        the installed engine's class, never the copy's (which here would raise on import)."""
+        folder = write_config(
+            tmp_path, 'c.AssignLatePenalties.plugin_class = "rlcourse.course.lateness.PerHourPenalty"')
+        (folder / "rlcourse").mkdir()
+        (folder / "rlcourse" / "__init__.py").write_text("raise ImportError('the course copy was imported')\n")
+        assert type(LatePolicy(folder).plugin) is PerHourPenalty
 
     def test_a_plugin_class_that_does_not_exist_is_a_clear_error(self, tmp_path):
         with pytest.raises(LatePolicyError, match="could not be loaded"):

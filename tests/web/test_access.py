@@ -2,12 +2,13 @@
 anything is stored (bad token, not a notebook, too late), the login form and its CSRF token, and
 the [web] table's checks. Each test starts a real server on a free loopback port (a few seconds)."""
 import datetime
+import re
 import sqlite3
 
 import pytest
 
 from rlcourse.course.config import AssignmentConfig, CourseError
-from webserver import DEMO, Server, copy_course, issue, rlcourse, tokens_for
+from webserver import DEMO, Server, copy_course, issue, release, rlcourse, tokens_for
 
 
 @pytest.fixture
@@ -21,6 +22,7 @@ def served(tmp_path_factory):
     base = tmp_path_factory.mktemp("web")
     course, class_dir = copy_course(base / "course"), base / "class"
     tokens = tokens_for(class_dir, ["ada", "alan", "carol", "dave"], staff=["prof"])
+    release(class_dir, "ps1")
     server = Server(course, class_dir)
     yield server, tokens
     server.stop()
@@ -143,10 +145,23 @@ def test_a_late_submission_is_refused_when_the_assignment_says_so(tmp_path):
     ({"window_minutes": "60"}, "window_minutes = '60'; it must be a positive whole number"),
     ({"accept_late": 1}, "accept_late = 1; it must be true or false"),
     ({"per_hour": 3}, "unknown key 'per_hour'"),
+    ({"opens": "2026-03-01"}, "opens = '2026-03-01'; it must be a TOML date-time such as 2026-03-02T17:00:00Z"),
+    ({"closes": datetime.date(2026, 3, 1)}, "closes = datetime.date(2026, 3, 1); it must be a TOML date-time"),
+    ({"opens": datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc),
+      "closes": datetime.datetime(2026, 3, 2, 0, 30, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))},
+     "opens = 2026-03-02 00:00:00+00:00 is not before closes = 2026-03-02 00:30:00+01:00"),
 ])
 def test_the_web_table_is_checked(table, message):
     data = {"notebook": "ps1.ipynb", "framework": "jax", "web": table}
-    with pytest.raises(CourseError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(CourseError, match=re.escape(message)):
         AssignmentConfig.from_table(data, where="assignment.toml")
     assert AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax"},
                                        where="x").web.submissions_per_window == 10
+
+
+def test_opens_and_closes_are_read_as_utc():
+    import tomllib
+
+    table = tomllib.loads("opens = 2026-03-01T09:00:00+01:00\ncloses = 2026-03-09T17:00:00\n")
+    policy = AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax", "web": table}, where="x").web
+    assert (policy.opens, policy.closes) == (datetime.datetime(2026, 3, 1, 8), datetime.datetime(2026, 3, 9, 17))

@@ -1,7 +1,8 @@
 """`rlcourse web` grading real submissions: the client waits and prints what the feedback policy
 shows; the upload lands in nbgrader's layout and gradebook with its history kept; one grading
 in flight per student; the rolling window's limit; another student sees nothing of it; and a
-service killed mid-grading grades the submission after its restart.
+service killed mid-grading grades the submission after its restart. (A grading that keeps
+failing, and the staff's actions: tests/web/test_course_copy.py.)
 
 Real gradings in the service's warm grading process (rlcourse.web.job): the first of each server
 pays the process's start and the course copy's reference run, the next only the grading.
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.course.directory import Course
-from webserver import BIN, DEMO, Server, copy_course, environment, rlcourse, tokens_for
+from webserver import BIN, DEMO, Server, copy_course, environment, release, rlcourse, tokens_for
 
 pytestmark = pytest.mark.slow
 
@@ -170,6 +171,7 @@ def test_two_students_are_graded_side_by_side_by_warm_processes(graded):
 def test_a_submission_interrupted_by_a_killed_service_is_graded_after_a_restart(tmp_path):
     course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
     tokens = tokens_for(class_dir, ["grace"])
+    release(class_dir, "ps1")
     server = Server(course, class_dir)
     try:
         status, view, _ = server.upload(tokens["grace"], ADA)
@@ -188,32 +190,6 @@ def test_a_submission_interrupted_by_a_killed_service_is_graded_after_a_restart(
         server.stop()
 
 
-def test_a_grading_that_keeps_failing_is_kept_and_shown_as_failed(tmp_path):
-    """A course whose late policy cannot load: every grading child stops before writing a grade.
-    The submission is tried three times, then kept as failed (the staff see why), and the student
-    may submit again. Costs three child starts, no grading."""
-    course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
-    tokens = tokens_for(class_dir, ["grace"], staff=["prof"])
-    # the class directory's nbgrader_config.py, where nbgrader (and autograde) read the late policy
-    (class_dir / "nbgrader_config.py").write_text(
-        'c = get_config()\nc.AssignLatePenalties.plugin_class = "no_such_module.Plugin"\n')
-    server = Server(course, class_dir)
-    try:
-        status, view, _ = server.upload(tokens["grace"], ADA)
-        assert status == 202
-        failed = wait_for(server, tokens["grace"], view["id"], ("graded", "failed"), timeout=600)
-        assert failed["status"] == "failed" and "report" not in failed
-        with sqlite3.connect(class_dir / "web.db") as db:
-            attempts, error = db.execute("select attempts, error from submissions").fetchone()
-        assert attempts == 3 and "late-submission policy could not be loaded" in error
-        assert (class_dir / "web" / "history" / "grace" / "ps1").is_dir()
-        status, page, _ = server.api("/staff", cookie=server.login(tokens["prof"]))
-        assert "failed: " in page and "late-submission policy could not be loaded" in page
-        assert server.upload(tokens["grace"], ADA)[0] == 202  # nothing in flight any more
-    finally:
-        server.stop()
-
-
 def test_with_a_scheduler_the_gradings_run_on_the_dask_cluster(tmp_path):
     """`rlcourse web --scheduler`: the warm grading process sends each submission to a real
     scheduler's worker (a separate process) and records what comes back."""
@@ -222,6 +198,7 @@ def test_with_a_scheduler_the_gradings_run_on_the_dask_cluster(tmp_path):
 
     course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
     tokens = tokens_for(class_dir, ["grace"])
+    release(class_dir, "ps1")
     with dask_cluster(tmp_path, 1) as (address, _):
         server = Server(course, class_dir, args=("--scheduler", address))
         try:
@@ -245,6 +222,7 @@ def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_op
 
     course, class_dir = copy_course(tmp_path / "course"), tmp_path / "class"
     tokens = tokens_for(class_dir, ["ada", "alan"])
+    release(class_dir, "ps1")
     server = Server(course, class_dir)
     browser = Browser(tmp_path / "profile")
     try:

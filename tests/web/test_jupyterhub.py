@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 from fakehub import PREFIX, FakeHub
-from webserver import DEMO, NoRedirect, Server, copy_course
+from webserver import DEMO, NoRedirect, Server, copy_course, release
 
 pytest.importorskip("jupyterhub.services.auth")
 
@@ -22,6 +22,7 @@ pytest.importorskip("jupyterhub.services.auth")
 def hub_and_server(tmp_path_factory):
     base = tmp_path_factory.mktemp("hub")
     course, class_dir = copy_course(base / "course"), base / "class"
+    release(class_dir, "ps1")
     users = {"ada": {}, "prof": {"admin": True}, "tara": {"groups": ["rlcourse-staff"]},
              "bad name!": {}}
     with FakeHub(users) as hub:

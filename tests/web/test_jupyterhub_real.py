@@ -20,7 +20,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from webserver import BIN, copy_course, environment
+from webserver import BIN, copy_course, environment, release
 
 pytestmark = pytest.mark.slow
 PROXY = BIN.parent / "hub-proxy" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -50,6 +50,7 @@ def hub(tmp_path_factory):
         pytest.skip("configurable-http-proxy is not installed in .venv/hub-proxy (make install)")
     base = tmp_path_factory.mktemp("realhub")
     course, class_dir = copy_course(base / "course"), base / "class"
+    release(class_dir, "ps1")
     public, hub_port, api, service = free_port(), free_port(), free_port(), free_port()
     config = base / "jupyterhub_config.py"
     config.write_text(f"""

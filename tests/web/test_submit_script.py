@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from webserver import DEMO, Server, copy_course, tokens_for
+from webserver import DEMO, Server, copy_course, release, tokens_for
 
 from rlcourse.web import client
 
@@ -26,6 +26,7 @@ def served(tmp_path_factory):
     base = tmp_path_factory.mktemp("submit-script")
     course, class_dir = copy_course(base / "course"), base / "class"
     tokens = tokens_for(class_dir, ["ada"])
+    release(class_dir, "ps1")
     server = Server(course, class_dir)
     yield server, tokens
     server.kill()  # with the grading child the accepted upload started: nothing awaits it

@@ -22,6 +22,40 @@ def copy_course(target: Path, *, toml_extra: str = "") -> Path:
     return course_copy.copy_course(target, cache=True, toml_extra=toml_extra)
 
 
+def add_assignment(course: Path, name: str, *, toml_extra: str = "") -> None:
+    """Another assignment of the checkout's course (graders, release, source, solutions) into a
+    course copy: enough to be refused or matched against, not graded (no compiled programs)."""
+    import shutil
+
+    for folder in ("graders", "release", "source", "solutions"):
+        shutil.copytree(ROOT / folder / name, course / folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    if toml_extra:
+        spec = course / "graders" / name / "assignment.toml"
+        spec.write_text(spec.read_text() + "\n" + toml_extra)
+
+
+def release(class_dir: Path, *names: str, duedate=None) -> None:
+    """What the instructor does to give assignments to a class: their rows in its gradebook, as
+    `nbgrader db assignment add NAME --duedate=...` writes them (nbgrader's API)."""
+    from nbgrader.api import Gradebook
+
+    from rlcourse.record.gradebook import nbgrader_on_path
+
+    nbgrader_on_path()
+    class_dir.mkdir(parents=True, exist_ok=True)
+    with Gradebook(f"sqlite:///{class_dir / 'gradebook.db'}") as gradebook:
+        for name in names:
+            gradebook.update_or_create_assignment(name, duedate=duedate)
+
+
+def gradebook_dump(class_dir: Path) -> list[str]:
+    """Every row of the class's gradebook, as SQL: equal before and after means untouched."""
+    import sqlite3
+
+    with sqlite3.connect(class_dir / "gradebook.db") as db:
+        return list(db.iterdump())
+
+
 def environment() -> dict:
     env = {key: value for key, value in os.environ.items()  # never a hub's service settings
            if key != "RLCOURSE_ROOT" and not key.startswith("JUPYTERHUB_")}
