@@ -275,7 +275,9 @@ def student_view(grade: Grade, *, policy: FeedbackPolicy | None = None,
 
 def _shown(item: ItemResult, *, sealed: bool, full: bool, early: bool) -> ShownItem:
     fields = {field.name: getattr(item, field.name) for field in dataclasses.fields(ItemResult)}
-    shown = ShownItem(**fields, sealed=sealed)
+    # How long an item took is the staff's (a slow student call); a student is not shown it, and
+    # a sealed item's time could tell a right answer's path from a wrong one's.
+    shown = ShownItem(**dict(fields, seconds=0.0), sealed=sealed)
     if sealed and item.diagnosis not in FORM_PROBLEMS:
         shown.score, shown.passed, shown.message, shown.diagnosis = None, None, "", None
     if early:
