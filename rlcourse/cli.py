@@ -60,13 +60,18 @@ def _graded_as(assignment, options) -> list[str | None]:
 
 def _check(options) -> int:
     """Every check of each assignment; one line per problem, exit status 1 if any."""
-    from rlcourse.batch.check import check
+    from rlcourse.batch.check import assignment_problem, check
 
     course = Course.find()
     failed = False
     for name in options.assignment or course.assignment_names():
-        problems = check(course.assignment(name), full=not options.quick,
-                         warn=lambda line: print(f"rlcourse check: warning: {line}", file=sys.stderr))
+        unreadable = assignment_problem(course, name)
+        try:
+            problems = [unreadable] if unreadable else check(
+                course.assignment(name), full=not options.quick,
+                warn=lambda line: print(f"rlcourse check: warning: {line}", file=sys.stderr))
+        except CourseError as error:  # a release that cannot be read: this assignment's problem
+            problems = [str(error)]
         for problem in problems:
             print(f"rlcourse check: {problem}", file=sys.stderr)
         print(f"{name}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
