@@ -7,8 +7,16 @@ dropped its points from the gradebook; a test cell's `points` other than its ite
 stops with one line naming the file and what to change; `rlcourse check` adds the slow ones
 (the release against nbgrader's own output, the bank, the oracle, the reference's full marks).
 
+Every line names the file to change, and the command when one fixes it: a release that is not
+the source's is the release's to make again (`make release`), whatever the graders say; a
+reference that loses an item names the grader's exception by file and line, or the item, its
+diagnosis and message.
+
 The quick checks' verdict is kept under the course's cache by a fingerprint of what they read
 (graders, release, assignment.toml, source), so a run on an unchanged course pays only the hashing.
+
+Over 300 lines on purpose: every check is here, each a function returning its lines, so that
+`quick_problems`, `full_problems` and `check` read as the list of them.
 """
 from __future__ import annotations
 
@@ -423,7 +431,8 @@ def reference_problems(assignment: Assignment, *, log=None) -> list[str]:
     does not, one line per reason, each naming the file to change: a grader's exception at its
     file and line; an item the source loses, with the grader's diagnosis and message; a cell of
     the source that raised; or the engine's own failure."""
-    from rlcourse.grading.pipeline import Grader, NotGraded, one_line
+    from rlcourse.grading.pipeline import Grader, NotGraded
+    from rlcourse.grading.plugin import one_line
 
     source = _shown(assignment, assignment.source_notebook)
     try:

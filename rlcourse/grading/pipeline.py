@@ -40,7 +40,7 @@ import pytest
 from rlcourse.course.directory import Assignment
 from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.course.solutions import assignment_feedback
-from rlcourse.grading.plugin import GraderError, GradingPlugin
+from rlcourse.grading.plugin import GraderError, GradingPlugin, one_line
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
@@ -133,12 +133,6 @@ class ReferenceLoss:
             item = f"{self.item}, " if self.item else ""
             return f"{item}the grader failed: {self.grader_error}"
         return f"{self.item} ({self.diagnosis}: {one_line(self.message)})"
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """`text` on one line, cut to `limit` characters."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def reference_losses(items: list[ItemResult], internal: list[GraderError],

@@ -78,14 +78,15 @@ def _in_course(filename: str, root: Path | None) -> bool:
     return relative.parts[:1] in {(folder,) for folder in COURSE_CODE}
 
 
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def exception_text(error: BaseException) -> str:
     """`Type: message` on one line, the message cut to MESSAGE_LIMIT characters."""
-    if isinstance(error, SyntaxError) and error.msg:
-        message = error.msg
-    else:
-        message = " ".join(str(error).split())
-    if len(message) > MESSAGE_LIMIT:
-        message = message[:MESSAGE_LIMIT - 1] + "…"
+    message = one_line(error.msg if isinstance(error, SyntaxError) and error.msg else str(error))
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
