@@ -67,7 +67,9 @@ test-install: install
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow and not install" -n 2 --dist loadfile
 
-ASSIGNMENTS := $(notdir $(wildcard source/ps*))
+# Every assignment, as rlcourse finds them (Course.assignment_names: graders/<name>/assignment.toml),
+# whatever its name: `rlcourse new hw1` makes one that a `source/ps*` pattern would miss.
+ASSIGNMENTS := $(notdir $(patsubst %/assignment.toml,%,$(wildcard graders/*/assignment.toml)))
 
 # Regenerate release/ from source/ with nbgrader (commit the result).
 release: install

@@ -64,13 +64,18 @@ def _graded_as(assignment, options) -> list[str | None]:
 
 def _check(options) -> int:
     """Every check of each assignment; one line per problem, exit status 1 if any."""
-    from rlcourse.batch.check import check
+    from rlcourse.batch.check import assignment_problem, check
 
     course = Course.find()
     failed = False
     for name in options.assignment or course.assignment_names():
-        problems = check(course.assignment(name), full=not options.quick,
-                         warn=lambda line: print(f"rlcourse check: warning: {line}", file=sys.stderr))
+        unreadable = assignment_problem(course, name)
+        try:
+            problems = [unreadable] if unreadable else check(
+                course.assignment(name), full=not options.quick,
+                warn=lambda line: print(f"rlcourse check: warning: {line}", file=sys.stderr))
+        except CourseError as error:  # a release that cannot be read: this assignment's problem
+            problems = [str(error)]
         for problem in problems:
             print(f"rlcourse check: {problem}", file=sys.stderr)
         print(f"{name}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
@@ -135,6 +140,17 @@ def _autograde(options) -> int:
             print(f"rlcourse: the similarity report failed ({error!r}); the grades are recorded. "
                   f"Run `rlcourse similarity {assignment.name}` to retry.", file=sys.stderr)
     return 1 if counts.get("not graded") else 0
+
+
+def _extension(options) -> int:
+    from rlcourse.batch.extensions import grant_extension
+
+    granted = grant_extension(Course.find().assignment(options.assignment), options.student,
+                              class_dir=_class_dir(options), minutes=options.minutes,
+                              hours=options.hours, days=options.days, weeks=options.weeks,
+                              remove=options.remove)
+    print(granted.describe())
+    return 0
 
 
 def _rubric_import(options) -> int:
@@ -385,7 +401,19 @@ def build_parser() -> argparse.ArgumentParser:
     rubric_sheet.add_argument("assignment")
     rubric_sheet.set_defaults(run=_rubric_sheet)
 
-    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet):
+    extension = commands.add_parser(
+        "extension", help="give a student more time on an assignment, in nbgrader's gradebook "
+                          "(before or after grading; the next autograde applies it)")
+    extension.add_argument("assignment")
+    extension.add_argument("student")
+    for unit in ("minutes", "hours", "days", "weeks"):
+        extension.add_argument(f"--{unit}", type=float, default=0, metavar="N",
+                               help=f"the extension's length in {unit} (added together; it "
+                                    "replaces an earlier extension, as nbgrader's do)")
+    extension.add_argument("--remove", action="store_true", help="take the student's extension away")
+    extension.set_defaults(run=_extension)
+
+    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

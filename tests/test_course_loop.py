@@ -1,11 +1,16 @@
 """A whole course through nbgrader's exchange, with nbgrader's real commands and `rlcourse
-autograde`: release, fetch, submit (one student twice, two late, one of them with an extension),
-collect, grade, release and fetch feedback, export; then `collect --before-duedate`, and
-`zip_collect` from an LMS download. Every command here is one docs/course-walkthrough.md shows.
+autograde`: release, fetch, submit (one student twice, two late, one of them with an extension
+granted before anything was graded), collect, grade, release and fetch feedback, export; a
+resubmission after grading, collected again with `collect --update`; then `collect
+--before-duedate`, and `zip_collect` from an LMS download. Every command here is one
+docs/course-walkthrough.md shows.
 
-Students are told apart as nbgrader tells them apart when one machine serves several: each has
-a home of their own whose `nbgrader_config.py` sets `c.CourseDirectory.student_id` (which
-`nbgrader submit` and `fetch_feedback` use instead of the login name) and `c.Exchange.cache`.
+Each simulated student has a home of their own (HOME), as each real student has their own login:
+its `nbgrader_config.py` sets `c.CourseDirectory.student_id` (which `nbgrader submit` and
+`fetch_feedback` use instead of the login name, which is the same for all of them here) and
+`c.Exchange.cache` inside that home. One home for all of them would not do: nbgrader's cache is
+per home, and `fetch_feedback` fetches the feedback of every submission in the cache, whoever
+made it (`test_one_cache_for_two_students_hands_each_the_others_page` shows it).
 
 Real time does not pass in a test, so the due date is set after the on-time submissions and
 before the late ones: the late students are seconds late, which the per-hour plugin
@@ -112,13 +117,10 @@ def fetched_pages(course: Course, student: str) -> dict[str, str]:
     return {path.parent.name: path.read_text() for path in sorted(folder.glob("*/ps1.html"))}
 
 
-def grant_extension(course: Course, student: str, duration: str) -> None:
-    """nbgrader's Gradebook.grant_extension, as the walk-through writes it (an extension belongs
-    to a submission, so the submission is made first if the student has none yet)."""
-    course.instructor('python -c "from nbgrader.api import Gradebook; '
-                      "gb = Gradebook('sqlite:///gradebook.db'); "
-                      f"gb.update_or_create_submission('ps1', '{student}'); "
-                      f"gb.grant_extension('ps1', '{student}'{', ' + duration if duration else ''})\"")
+def grant_extension(course: Course, student: str, length: str) -> subprocess.CompletedProcess:
+    """`rlcourse extension ps1 STUDENT --days 2` (or `--remove`), as the walk-through writes it:
+    it works before the student has a submission in the gradebook (rlcourse.batch.extensions)."""
+    return course.rlcourse(f"extension ps1 {student} {length}")
 
 
 def submitted_at(course: Course, student: str) -> str:
@@ -134,10 +136,12 @@ def loop(tmp_path_factory):
     for student in ("bob", "carol", "dave"):
         course.instructor(f"nbgrader db student add {student}")
     course.instructor('nbgrader db assignment add ps1 --duedate="2099-01-01 00:00:00 UTC"')
+    # Before anything is graded, before the release is even generated here: nbgrader's own
+    # Gradebook.grant_extension would raise MissingEntry (dave has no submission yet).
+    shown["extension"] = grant_extension(course, "dave", "--days 2").stdout
     course.instructor("nbgrader generate_assignment ps1")
     assert (course.dir / "release" / "ps1" / "ps1.ipynb").read_bytes() == (
         ROOT / "release" / "ps1" / "ps1.ipynb").read_bytes()
-    grant_extension(course, "dave", "days=2")
     course.instructor("nbgrader release_assignment ps1")
     shown["released"] = course.instructor("nbgrader list").stderr
     for student in STUDENTS:
@@ -231,6 +235,31 @@ class TestExchangeRoundTrip:
             others = set(STUDENTS) - {student}
             assert not any(f'id="student">{other}<' in page for other in others)
 
+    def test_an_extension_granted_before_grading_is_applied(self, loop):
+        course, shown = loop
+        assert shown["extension"] == ("dave: ps1 has an extension of 2 d: due 2099-01-03 00:00:00 UTC "
+                                      "(the class's due date is 2099-01-01 00:00:00 UTC)\n")
+        dave = json.loads((course.dir / "autograded" / "dave" / "ps1" / "rlcourse-report.json").read_text())
+        assert dave["timing"]["extension_seconds"] == 2 * 86400 and dave["timing"]["penalty"] == 0.0
+        assert dave["timing"]["seconds_late"] == 0.0  # submitted after the due date, before his own
+
+    def test_one_cache_for_two_students_hands_each_the_others_page(self, loop):
+        """Why every student has a home of their own: with alice's and bob's submissions in one
+        cache (one login used for both), `fetch_feedback` as alice also fetches bob's page."""
+        course, _ = loop
+        shared = course.homes / "shared-login"
+        shared.mkdir()
+        (shared / "nbgrader_config.py").write_text(
+            (course.home("alice") / "nbgrader_config.py").read_text()
+            .replace(str(course.home("alice") / ".nbgrader-cache"), str(shared / ".nbgrader-cache")))
+        for student in ("alice", "bob"):
+            shutil.copytree(course.home(student) / ".nbgrader-cache", shared / ".nbgrader-cache",
+                            dirs_exist_ok=True)
+        run("nbgrader fetch_feedback ps1", shared, shared)
+        pages = [path.read_text() for path in sorted((shared / "ps1" / "feedback").glob("*/ps1.html"))]
+        students = {re.search(r'id="student">(\w+)<', page).group(1) for page in pages}
+        assert students == {"alice", "bob"}
+
     def test_the_fetched_pages_show_lateness_and_penalty(self, loop):
         course, _ = loop
         carol = next(iter(fetched_pages(course, "carol").values()))
@@ -263,7 +292,7 @@ class TestExchangeRoundTrip:
         course, _ = loop
         ledger = course.dir / "autograded" / "carol" / "ps1" / "rlcourse-report.json"
         report_before = json.loads(ledger.read_text())["report"]
-        grant_extension(course, "carol", "hours=1")
+        grant_extension(course, "carol", "--hours 1")
         again = course.rlcourse("autograde ps1")
         assert "1 late policy updated, 3 unchanged" in again.stdout
         rows = export_rows(course)
@@ -276,10 +305,29 @@ class TestExchangeRoundTrip:
         assert "4 unchanged" in course.rlcourse("autograde ps1").stdout
 
 
+def test_a_resubmission_after_grading_is_collected_only_with_update(loop):
+    """bob submits again after grading (fixed, and late): a second `nbgrader collect ps1` keeps
+    the copy it collected before; `nbgrader collect --update ps1` takes the newer one, and
+    `rlcourse autograde ps1` grades it alone."""
+    course, _ = loop
+    graded_before = submitted_at(course, "bob")
+    course.work_on("bob", "ada")
+    course.student("bob", "nbgrader submit ps1")
+    again = course.instructor("nbgrader collect ps1")
+    assert "Submission already exists, use --update to update: bob ps1" in again.stderr
+    assert submitted_at(course, "bob") == graded_before
+    updated = course.instructor("nbgrader collect --update ps1")
+    assert re.findall(r"Updating submission: (\w+) ps1", updated.stderr) == ["bob"]
+    assert submitted_at(course, "bob") > graded_before
+    assert "1 graded, 3 unchanged" in course.rlcourse("autograde ps1").stdout
+    bob = export_rows(course)["bob"]
+    assert (float(bob["raw_score"]), float(bob["late_submission_penalty"])) == (FULL, 4.2)
+
+
 def test_collect_before_duedate_grades_the_last_submission_made_in_time(loop):
     """`nbgrader collect --before-duedate`: carol's on-time (buggy) notebook replaces her late one."""
     course, _ = loop
-    grant_extension(course, "carol", "")  # no duration: the extension is removed
+    grant_extension(course, "carol", "--remove")
     course.instructor("nbgrader collect --before-duedate ps1")
     course.rlcourse("autograde ps1")
     rows = export_rows(course)

@@ -63,8 +63,40 @@ class GraderSettings:
 
 
 class GradingFailed(Exception):
-    """A submission the backend could not grade (its grading process or Dask worker died too
-    often). Nothing is recorded for it; the next run grades it again."""
+    """A submission the backend could not grade (the graders or the engine failed on it, its
+    grading process or Dask worker died too often). Nothing is recorded for it; the next run
+    grades it again. Its text is one line for the staff (`failure_reason`)."""
+
+
+def failure_reason(error: BaseException, *, root: Path | None) -> str:
+    """Why a submission was not graded, on one line: NotGraded's own reason (each grader
+    failure by file and line, with the exception's type and message); any other exception, a
+    bug of the engine, by where it was raised and its type and message. The traceback is for
+    the staff's log (`log_failure`), never for this line, which a run's summary, the service's
+    staff page and its log show."""
+    from rlcourse.grading.pipeline import NotGraded
+    from rlcourse.grading.plugin import exception_text, raised_where
+
+    if isinstance(error, NotGraded):
+        return str(error)
+    where, in_course = raised_where(error, root=root)
+    if in_course or where.startswith("rlcourse/"):
+        return f"{where}: {exception_text(error)}"
+    return exception_text(error)  # a library's own (Dask's KilledWorker): its place says nothing
+
+
+def log_failure(error: BaseException, log=None) -> None:
+    """The whole traceback of an engine's failure, for the staff (a NotGraded's grader
+    tracebacks were logged by the Grader as it found them)."""
+    import sys
+    import traceback
+
+    from rlcourse.grading.pipeline import NotGraded
+
+    if isinstance(error, NotGraded):
+        return
+    text = "".join(traceback.format_exception(error)).rstrip()
+    (log or (lambda message: print(message, file=sys.stderr)))(f"not graded, the engine failed:\n{text}")
 
 
 def default_workers() -> int:
@@ -128,7 +160,8 @@ class InProcess:
             try:
                 result = grade_job(self._grader, job)
             except Exception as error:  # noqa: BLE001 - the engine's failure: ungraded, not a zero
-                result = GradingFailed(f"{type(error).__name__}: {error}")
+                log_failure(error, self.log)
+                result = GradingFailed(failure_reason(error, root=self.assignment.course.root))
             yield job, result
 
     def close(self) -> None:
@@ -172,7 +205,8 @@ def _grading_process(connection, parent: int, course_root: str, name: str,
             try:
                 connection.send(("report", grade_job(grader, job).to_json()))
             except Exception as error:  # noqa: BLE001 - a grader bug: this job fails, not the run
-                connection.send(("error", f"{type(error).__name__}: {error}"))
+                log_failure(error)  # this process's stderr is the run's
+                connection.send(("error", failure_reason(error, root=assignment.course.root)))
 
 
 @dataclasses.dataclass
@@ -370,9 +404,12 @@ class Dask:
             job = futures.pop(future)
             send_next()
             try:
-                yield job, Report.from_json(future.result())
+                data = future.result()
             except Exception as error:  # noqa: BLE001 - KilledWorker, a refusing worker, ...
-                yield job, GradingFailed(f"{type(error).__name__}: {error}")
+                log_failure(error, self.log)
+                yield job, GradingFailed(failure_reason(error, root=self.assignment.course.root))
+                continue
+            yield job, Report.from_json(data)
 
     def close(self) -> None:
         if self._client is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from pathlib import Path
 
 import nbformat
@@ -45,18 +46,24 @@ class BankEntry:
 
 
 def load_entries(bank_dir: Path) -> list[BankEntry]:
-    entries = []
-    for path in sorted(Path(bank_dir).glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        module = load_course_module(path, f"rlcourse_bank.{path.parent.name}.{path.stem}")
-        raw = getattr(module, "RAW", None)
-        if raw is None and hasattr(module, "RAW_TEXT"):
-            raw = module.RAW_TEXT.encode("utf-8")
-        entries.append(BankEntry(path.stem, path, (module.__doc__ or "").strip(),
-                                 dict(getattr(module, "LOSES", {})), dict(getattr(module, "CELLS", {})),
-                                 dict(getattr(module, "EDITS", {})), raw, getattr(module, "FOLLOWS", None)))
-    return entries
+    """Every entry of a bank folder (files starting with `_` are helpers, not entries)."""
+    return [load_entry(path) for path in sorted(Path(bank_dir).glob("*.py"))
+            if not path.name.startswith("_")]
+
+
+def load_entry(path: Path) -> BankEntry:
+    """One entry file, as it is now (an entry is data: a copy imported earlier, before an edit,
+    is not reused); raises whatever its import raises (`rlcourse check` names the file)."""
+    path = Path(path)
+    name = f"rlcourse_bank.{path.parent.name}.{path.stem}"
+    sys.modules.pop(name, None)
+    module = load_course_module(path, name)
+    raw = getattr(module, "RAW", None)
+    if raw is None and hasattr(module, "RAW_TEXT"):
+        raw = module.RAW_TEXT.encode("utf-8")
+    return BankEntry(path.stem, path, (module.__doc__ or "").strip(),
+                     dict(getattr(module, "LOSES", {})), dict(getattr(module, "CELLS", {})),
+                     dict(getattr(module, "EDITS", {})), raw, getattr(module, "FOLLOWS", None))
 
 
 def reference_student(source: Path, release: Path) -> nbformat.NotebookNode:

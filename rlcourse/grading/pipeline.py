@@ -40,7 +40,7 @@ import pytest
 from rlcourse.course.directory import Assignment
 from rlcourse.course.diagnoses import load_diagnoses
 from rlcourse.course.solutions import assignment_feedback
-from rlcourse.grading.plugin import GradingPlugin
+from rlcourse.grading.plugin import GraderError, GradingPlugin, one_line
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.grading.student import StudentCode
@@ -86,8 +86,70 @@ def budget(limits: Limits, measured: dict | None, fixed=frozenset()) -> Limits:
 
 class NotGraded(RuntimeError):
     """The engine or the graders failed on a submission (no worker could be started, a grader
-    raised or named an undocumented tag): nothing of it is the student's doing, so no score is
-    recorded; the submission stays ungraded with this reason and the next run grades it again."""
+    raised or named an undocumented tag, a grader module does not import): nothing of it is the
+    student's doing, so no score is recorded; the submission stays ungraded with this reason and
+    the next run grades it again. The reason names each grader failure by file and line, with
+    the exception's type and message (`problems`, rlcourse.grading.plugin.GraderError); their
+    tracebacks go to the staff's log, never into the reason."""
+
+    SHOWN = 3
+    """Grader failures the reason spells out; the rest are counted (all are in the log)."""
+
+    def __init__(self, reason: str, problems=()):
+        super().__init__(reason)
+        self.problems = list(problems)
+
+    @classmethod
+    def graders_failed(cls, problems, *, collecting: bool = False) -> "NotGraded":
+        """`the graders failed: graders/ps1/test_x.py:31 in test_y: IndexError: ...`, one
+        entry per failure up to SHOWN."""
+        what = "the hidden graders could not be collected" if collecting else "the graders failed"
+        count = f" ({len(problems)} problems)" if len(problems) > 1 else ""
+        shown = "; ".join(str(problem) for problem in problems[:cls.SHOWN])
+        more = f"; and {len(problems) - cls.SHOWN} more" if len(problems) > cls.SHOWN else ""
+        return cls(f"{what}{count}: {shown}{more}", problems)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceLoss:
+    """Why the source notebook, graded as a submission, did not get full marks: an item it
+    lost (`item`, with the grader's `diagnosis` and `message`, or the grader's own exception
+    `grader_error`), a cell of it that raised (`cell_error`), or the engine's failure
+    (`engine_failure`). `rlcourse check` names the file to change from these."""
+
+    item: str | None = None
+    diagnosis: str | None = None
+    message: str = ""
+    grader_error: GraderError | None = None
+    cell_error: str | None = None
+    engine_failure: str | None = None
+
+    def __str__(self) -> str:
+        if self.engine_failure:
+            return f"the engine failed: {self.engine_failure}"
+        if self.cell_error:
+            return f"its {one_line(self.cell_error)}"
+        if self.grader_error:
+            item = f"{self.item}, " if self.item else ""
+            return f"{item}the grader failed: {self.grader_error}"
+        return f"{self.item} ({self.diagnosis}: {one_line(self.message)})"
+
+
+def reference_losses(items: list[ItemResult], internal: list[GraderError],
+                     student: StudentCode) -> list[ReferenceLoss]:
+    """What kept the reference run from full marks: the engine's failure alone when it failed
+    (every item is lost then), else each lost item and each cell that raised."""
+    if student.engine_failure:
+        return [ReferenceLoss(engine_failure=student.engine_failure)]
+    failures = {problem.item: problem for problem in internal}
+    lost = [ReferenceLoss(item=entry.id, diagnosis=entry.diagnosis, message=entry.message,
+                          grader_error=failures.get(entry.id))
+            for entry in items if not entry.passed]
+    lost += [ReferenceLoss(grader_error=problem) for problem in internal
+             if problem.item is None or problem.item not in {entry.id for entry in items}]
+    if not lost:
+        return []
+    return [*lost, *(ReferenceLoss(cell_error=error) for error in student.cell_errors)]
 
 
 class Grader:
@@ -115,6 +177,8 @@ class Grader:
         self._level = level
         if level != "bwrap":
             self.log(f"isolation: {why}")
+        self.reference_losses: list[ReferenceLoss] = []
+        """What the source notebook lost, when its run here did not score full marks."""
         self.reference = self._recorded_reference()
         if self.reference is None and warm_cache:
             with self._reference_lock():  # grading processes started together warm it once
@@ -158,16 +222,14 @@ class Grader:
                               call_limits=self.call_limits)
         student.start()  # the cells run while pytest collects the graders
         try:
-            items, internal = self._run_graders(student, parameters)
+            items, internal = self._run_graders(student, parameters, notebook=Path(path).name)
             artifacts = self._collect_artifacts(student, parameters)
         finally:
             student.close()
-        if student.engine_failure or internal:
-            for problem in internal:
-                self.log(f"[{Path(path).name}] grader problem: {problem}")
-            raise NotGraded(student.engine_failure or
-                            f"the graders failed ({len(internal)} problem(s), first: "
-                            f"{internal[0].splitlines()[0]})")
+        if student.engine_failure:
+            raise NotGraded(student.engine_failure)
+        if internal:
+            raise NotGraded.graders_failed(internal)
         for item in items:
             item.message, item.fix = self._redact(item.message), self._redact(item.fix)
         report = Report(self.assignment.name, Path(path).name, items,
@@ -179,7 +241,10 @@ class Grader:
         return report
 
     # --- stages ---------------------------------------------------------------------------------
-    def _run_graders(self, student: StudentCode, parameters: dict) -> tuple[list[ItemResult], list[str]]:
+    def _run_graders(self, student: StudentCode, parameters: dict, *,
+                     notebook: str) -> tuple[list[ItemResult], list[GraderError]]:
+        """The items, and the graders' own failures (each logged with its traceback for the
+        staff). A grader module that does not import stops here: NotGraded."""
         plugin = GradingPlugin(student, known_tags=self.known_tags, cell_order=self._cell_order,
                                params=parameters)
         started = time.perf_counter()
@@ -190,11 +255,11 @@ class Grader:
         with contextlib.redirect_stdout(io.StringIO()):
             pytest.main(args, plugins=[plugin])
         student.timings["graders"] = time.perf_counter() - started
-        problems = plugin.internal_errors + plugin.collection_errors
+        for problem in [*plugin.collection_errors, *plugin.internal_errors]:
+            self.log(f"[{notebook}] grader problem: {problem}\n{problem.traceback}".rstrip())
         if plugin.collection_errors:
-            raise RuntimeError("the hidden graders could not be collected:\n" +
-                               "\n".join(plugin.collection_errors))
-        return plugin.results, problems
+            raise NotGraded.graders_failed(plugin.collection_errors, collecting=True)
+        return plugin.results, plugin.internal_errors
 
     def _collect_artifacts(self, student: StudentCode, parameters: dict) -> dict:
         """Data for the feedback page's figures, from `graders/<assignment>/feedback.py`'s
@@ -359,16 +424,18 @@ class Grader:
             submission = self._as_graded(load_submission(source))
             student = StudentCode(submission, writer)
             try:
-                items, _ = self._run_graders(student, self.assignment.parameters(None))
+                items, internal = self._run_graders(student, self.assignment.parameters(None),
+                                                    notebook=f"reference {source.name}")
             finally:
                 student.close()
         finally:
             writer.close()
         total = time.perf_counter() - started
-        lost = [entry.id for entry in items if not entry.passed]
-        if lost:
-            self.log(f"warning: the source notebook itself fails {', '.join(lost)}: "
-                     "check the graders before trusting these grades")
+        self.reference_losses = reference_losses(items, internal, student)
+        if self.reference_losses:
+            self.log("warning: the source notebook itself does not get full marks ("
+                     + "; ".join(str(loss) for loss in self.reference_losses)
+                     + "); check the graders before trusting these grades")
             return None
         measured = {"cell": round(student.longest["cell"], 3), "call": round(student.longest["call"], 3),
                     "calls": {name: round(seconds, 3) for name, seconds in student.longest_calls.items()},

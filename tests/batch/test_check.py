@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from course_copy import copy_course
 
+from rlcourse.course.directory import Course
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DEMO = ROOT / "demo" / "submitted"
@@ -36,13 +38,34 @@ def misnamed_item_cell(course):
          'cell="test_return_to_go"')
 
 
-def wrong_points_total(course):
-    path = course / "release/ps1/ps1.ipynb"
+def add_a_point(path: Path, grade_id: str = "test_returns_to_go") -> None:
     notebook = json.loads(path.read_text())
     for cell in notebook["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
-        if meta.get("grade_id") == "test_returns_to_go":
+        if meta.get("grade_id") == grade_id:
             meta["points"] += 1
+    path.write_text(json.dumps(notebook, indent=1))
+
+
+def wrong_points_total(course):
+    """The release's points edited (by hand, or left from an older source): the release is the
+    file to make again, not the source, whose points equal the items'."""
+    add_a_point(course / "release/ps1/ps1.ipynb")
+
+
+def source_points_edited(course):
+    """The source's points edited, the release not made again: the source is the file to fix
+    (its points no longer equal the items'), not the release that still agrees with them."""
+    add_a_point(course / "source/ps1/ps1.ipynb")
+
+
+def release_lacks_a_cell(course):
+    """A release older than the source (a test cell added since): the release is stale; the
+    graders' item naming that cell is right."""
+    path = course / "release/ps1/ps1.ipynb"
+    notebook = json.loads(path.read_text())
+    notebook["cells"] = [cell for cell in notebook["cells"]
+                         if cell["metadata"].get("nbgrader", {}).get("grade_id") != "test_returns_to_go"]
     path.write_text(json.dumps(notebook, indent=1))
 
 
@@ -70,14 +93,29 @@ def stale_parameter_cell(course):
     edit(course / "graders/ps1/assignment.toml", 'salt = "rlcourse-ps1-2026"', 'salt = "changed"')
 
 
+MAKE_RELEASE = "run `make release` (nbgrader generate_assignment ps1) and commit it"
 MISTAKES = {  # what breaks the copy, and what the one line must say
     misnamed_item_cell: ("graders/ps1/test_returns_to_go.py", "names cell 'test_return_to_go'"),
-    wrong_points_total: ("ps1.ipynb", "cell test_returns_to_go has points = 3 but its items total 2"),
+    wrong_points_total: ("rlcourse check: release/ps1/ps1.ipynb: ",
+                         "is not what nbgrader makes of source/ps1/ps1.ipynb (test cell "
+                         "test_returns_to_go: 3 points in the release, 2 in the source); an edit "
+                         f"made in the release belongs in the source; then {MAKE_RELEASE}"),
+    source_points_edited: ("rlcourse check: source/ps1/ps1.ipynb: ",
+                           "cell test_returns_to_go has points = 3 but its items "
+                           "(graders/ps1/test_returns_to_go.py) total 2; make them equal, then run "
+                           "`make release`"),
+    release_lacks_a_cell: ("rlcourse check: release/ps1/ps1.ipynb: ",
+                           "is not what nbgrader makes of source/ps1/ps1.ipynb (lacks "
+                           f"test_returns_to_go); an edit made in the release belongs in the source; then {MAKE_RELEASE}"),
     undocumented_tag: ("graders/ps1/diagnoses.toml", "tag 'training_not_improving'"),
     misspelt_key: ("assignment.toml [limits]", "unknown limit 'memory_byte'"),
     unknown_framework: ("assignment.toml", "framework = 'numpi'; it must be one of jax, numpy, torch"),
     wrong_notebook_name: ("assignment.toml", "notebook = 'ps9.ipynb' is not in"),
-    stale_parameter_cell: ("release/ps1/ps1.ipynb", "cell given_parameters does not derive the values"),
+    # the cell is written in the source (the release is made from it)
+    stale_parameter_cell: ("rlcourse check: source/ps1/ps1.ipynb: ",
+                           "cell given_parameters does not derive the values [variants] of "
+                           f"assignment.toml declares; write it again with rlcourse.course.variants."
+                           f"parameter_cell, then {MAKE_RELEASE}"),
 }
 
 
@@ -120,7 +158,7 @@ def test_a_valid_copy_passes_the_quick_checks(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.nbgrader
-@pytest.mark.parametrize("name", ["ps1", "ps2", "ps3"])
+@pytest.mark.parametrize("name", Course(ROOT).assignment_names())
 def test_every_assignment_passes_every_check(name):
     """Release as nbgrader makes it, items on real cells with matching points, documented and
     banked tags, a loading oracle, and a reference with full marks."""
@@ -136,7 +174,6 @@ def test_a_grader_that_raises_leaves_the_submission_ungraded_and_its_fix_regrade
     from rlcourse.course.class_directory import ClassDirectory
     from rlcourse.record.ledger import read_ledger
     from rlcourse.course.bank import build_submission, load_entries, reference_student
-    from rlcourse.course.directory import Course
 
     course = copy_course(tmp_path / "course")
     ps1 = Course(course).assignment("ps1")
@@ -177,7 +214,6 @@ def test_a_grader_that_raises_leaves_the_submission_ungraded_and_its_fix_regrade
 def test_a_tag_only_a_bug_model_names_must_be_documented_too(tmp_path):
     """`Evidence` raises the tags of `Models`' bugs: the full check reads them from misconceptions.py."""
     from rlcourse.batch.check import model_tag_problems
-    from rlcourse.course.directory import Course
 
     course = copy_course(tmp_path / "course")
     assert model_tag_problems(Course(course).assignment("ps1")) == []
@@ -195,7 +231,6 @@ def test_the_bank_minimums_grow_with_the_assignment_and_say_what_to_add(tmp_path
     `dp_wrong_start_distribution`, gives one line each naming the cell or tag to add."""
     from rlcourse.batch.check import bank_problems
     from rlcourse.course.bank import load_entries
-    from rlcourse.course.directory import Course
 
     course = copy_course(tmp_path / "course")
     shutil.copytree(ROOT / "tests" / "bank" / "ps1", course / "tests" / "bank" / "ps1",
@@ -244,7 +279,6 @@ def test_a_rubric_that_does_not_add_up_is_a_problem_of_check_but_not_of_grading(
     checks are stubbed out here: the test above runs them for real."""
     from rlcourse.batch import check as checks
     from rlcourse.batch.check import check, preflight, rubric_findings
-    from rlcourse.course.directory import Course
 
     course = copy_course(tmp_path / "course")
     set_clipping_answer(course, "Model.\n\n**Rubric** (2 points):\n* 1: names the min;\n* 0.5: not a trust region.")
@@ -257,3 +291,106 @@ def test_a_rubric_that_does_not_add_up_is_a_problem_of_check_but_not_of_grading(
     preflight(Course(course).assignment("ps1"))  # grading goes on: marks are the TA's business
     set_clipping_answer(course, "Model.\n\n**Rubric** (2 points):\n* 1: names the min;\n* 1: not a trust region.")
     assert rubric_findings(Course(course).assignment("ps1")) == ([], [])
+
+
+def test_a_missing_release_notebook_is_the_release_to_make_not_assignment_toml(tmp_path):
+    """A release folder without the notebook the source has (a release older than a renamed or
+    new notebook): assignment.toml names the notebook rightly; the release is made again."""
+    course = copy_course(tmp_path / "course")
+    (course / "release/ps1/ps1.ipynb").unlink()
+    done = rlcourse(course, "check", "ps1", "--quick")
+    assert done.returncode == 1 and done.stdout == "ps1: 1 problem(s)\n", done.stderr
+    assert done.stderr == ("rlcourse check: release/ps1/ps1.ipynb: missing, though source/ps1/ps1.ipynb "
+                           f"has it (the release is older than the source); {MAKE_RELEASE}\n")
+
+
+@pytest.mark.nbgrader
+def test_a_release_whose_text_is_not_the_sources_names_the_cell_and_the_command(tmp_path):
+    """The full check makes the release again with nbgrader: a cell whose text differs is named
+    by its index and grade id, the release is the file, `make release` the command."""
+    import nbformat
+
+    from rlcourse.batch.check import release_problems
+
+    course = copy_course(tmp_path / "course")
+    assert release_problems(Course(course).assignment("ps1")) == []
+    path = course / "source/ps1/ps1.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    index, cell = next((index, cell) for index, cell in enumerate(notebook.cells)
+                       if cell.metadata.get("nbgrader", {}).get("grade_id") == "given_environment")
+    cell.source += "\n# a comment added to the source since the release was made"
+    nbformat.write(notebook, path)
+    assert release_problems(Course(course).assignment("ps1")) == [
+        f"release/ps1/ps1.ipynb: is not nbgrader's output for source/ps1/ps1.ipynb (cell {index} "
+        "(given_environment) differs in its text); an edit made in the release belongs in the "
+        f"source; then {MAKE_RELEASE}"]
+
+
+def test_a_bank_entry_naming_no_item_is_reported_with_its_file_and_the_items(tmp_path):
+    """LOSES maps item ids to tags: an id that is no item of the assignment (a misspelling, a
+    renamed test) names the entry's file and the ids there are; a tag diagnoses.toml does not
+    document, and an EDITS cell the release does not have, are named the same way."""
+    from rlcourse.batch.check import bank_problems, collect_items
+
+    course = copy_course(tmp_path / "course")
+    bank = course / "tests" / "bank" / "ps1"
+    shutil.copytree(ROOT / "tests" / "bank" / "ps1", bank, ignore=shutil.ignore_patterns("__pycache__"))
+    ps1 = Course(course).assignment("ps1")
+    assert bank_problems(ps1) == []
+    entry = bank / "buggy_clip_without_min.py"
+    edit(entry, '"policy_loss.ppo_value": "clip_without_min"',
+         '"policy_loss.ppo_values": "clip_without_minimum"')
+    items = ", ".join(name for name, *_ in collect_items(ps1).items)
+    assert bank_problems(Course(course).assignment("ps1")) == [
+        "tests/bank/ps1/buggy_clip_without_min.py: LOSES names 'policy_loss.ppo_values', "
+        f"no item of ps1; its items are {items}",
+        "tests/bank/ps1/buggy_clip_without_min.py: LOSES expects the tag(s) 'clip_without_minimum', "
+        "which graders/ps1/diagnoses.toml does not document"]
+    edit(entry, '"policy_loss.ppo_values": "clip_without_minimum"', '"policy_loss.ppo_value": "clip_without_min"')
+    edit(entry, 'EDITS = {"policy_loss"', 'EDITS = {"policy_losses"')
+    assert bank_problems(Course(course).assignment("ps1")) == [
+        "tests/bank/ps1/buggy_clip_without_min.py: bank entry buggy_clip_without_min: no cell "
+        "'policy_losses' in the notebook"]
+
+
+def scaffolded(folder: Path, name: str = "hw1") -> Path:
+    """A course of one assignment as `rlcourse new NAME --framework numpy` writes it."""
+    from rlcourse.course.scaffold import new_assignment
+
+    (folder / "graders").mkdir(parents=True)
+    shutil.copy(ROOT / "nbgrader_config.py", folder)
+    new_assignment(Course(folder), name, framework="numpy")
+    return folder
+
+
+def check_lines(done) -> list[str]:
+    return [line for line in done.stderr.splitlines() if line.startswith("rlcourse check: ")]
+
+
+@pytest.mark.slow
+@pytest.mark.nbgrader
+def test_a_reference_that_does_not_get_full_marks_says_which_item_and_why(tmp_path):
+    """Not only "the source notebook itself fails add_one.random_arrays": a grader's exception
+    by its file and line, type and message; an item the source loses, with the grader file,
+    the diagnosis and the message the grader gave."""
+    course = scaffolded(tmp_path / "course")
+    grader = course / "graders/hw1/test_add_one.py"
+    original = grader.read_text()
+    edit(grader, "        x = rng.normal(size=size)\n", "        x = rng.normal(size=size)\n        x[size]\n")
+    line = original[:original.index("x = rng.normal(size=size)")].count("\n") + 2
+    done = rlcourse(course, "check", "hw1")
+    assert done.returncode == 1 and done.stdout == "hw1: 1 problem(s)\n", done.stderr
+    assert check_lines(done) == [
+        f"rlcourse check: graders/hw1/test_add_one.py:{line} in test_random_arrays: IndexError: index 1 "
+        "is out of bounds for axis 0 with size 1 (item add_one.random_arrays, grading the reference "
+        "solution source/hw1/hw1.ipynb); fix the grader"], done.stderr
+
+    grader.write_text(original)
+    edit(course / "solutions/hw1/exact.py", "dtype=np.float64) + 1", "dtype=np.float64) + 2")
+    done = rlcourse(course, "check", "hw1")
+    lines = check_lines(done)
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    prefix = ("rlcourse check: source/hw1/hw1.ipynb: the reference solution loses add_one.random_arrays "
+              "(graders/hw1/test_add_one.py; fix the source or the grader): returned_input: ")
+    assert lines[0].startswith(prefix), lines[0]
+    assert lines[0][len(prefix):].startswith("add_one on 1 values gave ["), lines[0]  # the grader's message
