@@ -116,7 +116,9 @@ def test_the_copy_is_graded_by_the_installed_engine_with_the_courses_late_plugin
     _, _, graded = history
     log = server.log.read_text()
     assert graded["status"] == "graded", log[-3000:]
-    assert graded["report"]["score"] == 42.0 and graded["report"]["late_penalty"] == PENALTY
+    # the grade of record: 42 before the penalty, as the gradebook holds it, and the final score
+    assert graded["report"]["raw_score"] == 42.0 and graded["report"]["late_penalty"] == PENALTY
+    assert graded["report"]["score"] == 42.0 - PENALTY
     assert "ModuleNotFoundError" not in log
     assert gradebook_submission(server.class_dir, "ada") == (42.0, PENALTY)
     assert graded["lateness"]["late"] and graded["lateness"]["penalty"] == PENALTY
