@@ -220,8 +220,9 @@ class TestExchangeRoundTrip:
         _, shown = loop
         lines = {line.split()[1]: line for line in shown["autograde"].stdout.splitlines()
                  if line.startswith("│") and len(line.split()) > 2}
-        assert "-4.2" in lines["carol"] and "37.8 / 42" in lines["carol"]
-        assert "-4.2" not in lines["dave"] and "34 / 42" in lines["dave"]
+        # the gradebook's totals: ps1's 42 autograded points and its 4 of written answers
+        assert "-4.2" in lines["carol"] and "37.8 / 46" in lines["carol"]
+        assert "-4.2" not in lines["dave"] and "34 / 46" in lines["dave"]
 
     def test_each_student_fetches_their_own_page_and_no_one_elses(self, loop):
         course, _ = loop
@@ -264,7 +265,8 @@ class TestExchangeRoundTrip:
         course, _ = loop
         carol = next(iter(fetched_pages(course, "carol").values()))
         assert 'class="late"' in carol and "<dt>Late penalty</dt><dd>4.2 points</dd>" in carol
-        assert 'id="score">37.8 <small>/ 42' in carol
+        assert 'id="score">37.8 <small>/ 46' in carol
+        assert 'id="pending">4 points of written answers await a TA' in carol
         dave = next(iter(fetched_pages(course, "dave").values()))
         assert 'class="on-time"' in dave and "with an extension of 2 d" in dave
         assert "Late penalty" not in dave

@@ -36,7 +36,7 @@ from rlcourse.course.config import CourseError
 from rlcourse.course.directory import Assignment
 from rlcourse.course.release import Release
 
-CHECK_VERSION = b"rlcourse-check-2\0"
+CHECK_VERSION = b"rlcourse-check-3\0"
 """Bumped when the quick checks change, so an old verdict is not trusted."""
 
 
@@ -166,6 +166,10 @@ def quick_problems(assignment: Assignment) -> list[str]:
                            f"({graders}) total {totals.get(cell, 0.0):g}; make them equal"
                            + (", then run `make release`" if source else ""))
     problems += unequal
+    known = {name for name, *_ in collected.items}
+    problems += [f"{spec}: [feedback.items] names {item_id!r}, which is no item of the graders; "
+                 f"use an id the report gives (one of {', '.join(sorted(known)) or 'none'})"
+                 for item_id, _ in assignment.feedback.items if item_id not in known]
     if source is not None and not unequal:  # a source to fix first would make the release again anyway
         problems += stale_release_problems(assignment, model, source)
     try:

@@ -93,6 +93,13 @@ def stale_parameter_cell(course):
     edit(course / "graders/ps1/assignment.toml", 'salt = "rlcourse-ps1-2026"', 'salt = "changed"')
 
 
+def feedback_item_misspelt(course):
+    """[feedback.items] opening an item that does not exist (a typo): the item it meant would
+    stay sealed, and nobody would know why."""
+    spec = course / "graders/ps1/assignment.toml"
+    spec.write_text(spec.read_text() + '\n[feedback.items]\n"exercises.horizon_chnage" = "visible"\n')
+
+
 MAKE_RELEASE = "run `make release` (nbgrader generate_assignment ps1) and commit it"
 MISTAKES = {  # what breaks the copy, and what the one line must say
     misnamed_item_cell: ("graders/ps1/test_returns_to_go.py", "names cell 'test_return_to_go'"),
@@ -108,6 +115,8 @@ MISTAKES = {  # what breaks the copy, and what the one line must say
                            "is not what nbgrader makes of source/ps1/ps1.ipynb (lacks "
                            f"test_returns_to_go); an edit made in the release belongs in the source; then {MAKE_RELEASE}"),
     undocumented_tag: ("graders/ps1/diagnoses.toml", "tag 'training_not_improving'"),
+    feedback_item_misspelt: ("graders/ps1/assignment.toml",
+                             "[feedback.items] names 'exercises.horizon_chnage', which is no item of the graders"),
     misspelt_key: ("assignment.toml [limits]", "unknown limit 'memory_byte'"),
     unknown_framework: ("assignment.toml", "framework = 'numpi'; it must be one of jax, numpy, torch"),
     wrong_notebook_name: ("assignment.toml", "notebook = 'ps9.ipynb' is not in"),
