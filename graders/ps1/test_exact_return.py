@@ -51,6 +51,9 @@ def test_gradient(student, exact, models, explain, rng):
         evidence.compare(as_array(grad, what=what, shape=(3,)), exact.exact_gradient(theta, horizon),
                          what=what, rtol=1e-3, atol=2e-5, explain=explain,
                          models=partial(models.exact_return_gradients, theta, horizon),
-                         see="write the DP with jax.numpy operations only (no Python floats from "
+                         see="compare the gradient with central differences of exact_return itself, "
+                             "(exact_return(theta + h e_i) - exact_return(theta - h e_i)) / (2h) for each "
+                             "logit i with h = 1e-3: the two should agree to about three digits.",
+                         fix="write the DP with jax.numpy operations only (no Python floats from "
                              "float(...) or numpy), so jax.grad can follow it.")
     evidence.conclude()

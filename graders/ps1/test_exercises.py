@@ -38,8 +38,10 @@ def test_changed_seed(student, exact, models, explain, params):
                  # lie within the tolerance of each other, and the nearest explains the value
                  models=sorted(models.exact_return(theta, 8), key=lambda model: abs(model[1] - history[-1])),
                  explain=explain,
-                 see="other_theta and other_history should come from the same train(...) call, "
-                     "and exact_return must be right.")
+                 see="print exact_return(other_theta) beside other_history[-1]: they are equal when "
+                     "both come from one run, and then a wrong value is exact_return's (see its items).",
+                 fix="take other_theta and other_history from one and the same train(...) call, and "
+                     "make exact_return right.")
     if np.allclose(theta, as_array(values["theta_pg"], what="theta_pg", shape=(3,))):
         raise Failure("wrong_value", did="other_theta equals theta_pg from the seed-0 run",
                       should="train with a different seed, so that the parameters differ",
@@ -48,10 +50,12 @@ def test_changed_seed(student, exact, models, explain, params):
     own, _ = student.call("train", seed=seed, method="reinforce", epochs=1)
     if not np.allclose(theta, as_array(own, what=f"train(seed={seed}) theta", shape=(3,)),
                        rtol=1e-5, atol=1e-6):
-        raise Failure("wrong_value", did=f"other_theta is not what train(seed={seed}, "
-                      "method='reinforce', epochs=1) returns",
+        raise Failure("wrong_value", did=f"other_theta is not where REINFORCE training (one step per "
+                      f"batch) from your seed {seed} ends",
                       should=f"train from your own seed, PARAMS['seed'] = {seed}",
-                      see="other_theta, other_history = train(seed=PARAMS['seed'], ...).")
+                      see="print PARAMS['seed'] beside the seed, method and epochs your train(...) call uses.",
+                      fix="train with your own seed, train(seed=PARAMS['seed'], method='reinforce', "
+                          "epochs=1), and keep both of what it returns as other_theta and other_history.")
 
 
 @item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
@@ -67,13 +71,19 @@ def test_frozen_reference(student, exact, explain):
     ratios = as_array(values["ratios"], what="ratios", shape=stored.shape)
     expect_close(ratios, np.exp(new - old), what="ratios", rtol=1e-4, atol=1e-5,
                  models={"ratio_inverted": np.exp(old - new)}, explain=explain,
-                 see="ratios = exp(log-probabilities under ones(3) minus old).")
+                 see="print the ratio of a step that moved right and of one that moved left: under "
+                     "theta = (1, 1, 1) a right move has probability sigmoid(1) = 0.731 against the "
+                     "behaviour policy's 0.5, a ratio of 1.46, and a left move 0.269 / 0.5 = 0.54.",
+                 fix="compute the ratios from log-probabilities: exp(log-probabilities of the recorded "
+                     "actions under jnp.ones(3) minus old).")
     old_grad = as_array(values["old_grad"], what="old_grad", shape=stored.shape)
     if np.any(old_grad != 0):
         raise Failure("old_logp_not_frozen",
                       did=f"old_grad has non-zero entries (largest {fmt(np.max(np.abs(old_grad)))})",
                       should="no gradient may flow into the stored behaviour log-probabilities",
-                      see="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
+                      see="part 3 of policy_loss's visible checks asks the same of policy_loss: run it, "
+                          "and print where old_grad is non-zero.",
+                      fix="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
 
 
 @item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2",
@@ -100,7 +110,10 @@ def test_clipping_signs(student, exact, explain, params):
                      models={"clip_without_min": clipped,
                              "max_instead_of_min": np.maximum(ratio * advantage, clipped)},
                      explain=explain, rtol=1e-5, atol=1e-6,
-                     see=f"for each ratio take min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A) "
+                     see=f"work the three entries out by hand with your eps = PARAMS['clip'] = {eps}: "
+                         "at r = 0.6 and at r = 1.4, which of r * A and clip(r, 1 - eps, 1 + eps) * A is "
+                         "the smaller, for A = +1 and for A = -1?",
+                     fix=f"for each ratio take min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A) "
                          f"with your eps = PARAMS['clip'] = {eps}.")
 
 
@@ -116,7 +129,11 @@ def test_sampled_vs_exact(student, exact, models, explain):
     expect_close(exact_value, truth, what="exact", rtol=1e-4, atol=1e-5,
                  models=partial(lambda truth, z: [("loss_sign", -truth)] + models.exact_return_gradients(z, 8),
                                 truth, z),
-                 explain=explain, see="exact = jax.grad(exact_return)(z).")
+                 explain=explain,
+                 see="compare exact with central differences of your exact_return at z, "
+                     "(exact_return(z + h e_i) - exact_return(z - h e_i)) / (2h) for each logit i with "
+                     "h = 1e-3: exact is the gradient of the return itself, so the two should agree.",
+                 fix="take jax.grad of exact_return and evaluate it at z.")
     batch = as_records(values["batch"], what="batch",
                        keys=("observation", "action", "reward", "active", "old_logp"))
     on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
@@ -134,10 +151,16 @@ def test_sampled_vs_exact(student, exact, models, explain):
     expect_close(sampled, on_batch, what="sampled", **SAMPLED_TOL,
                  models=partial(negated, models.loss_gradients, z, batch, "reinforce", 0.2),
                  explain=explain,
-                 see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce'): the minus sign turns "
-                     "the loss gradient into the objective's.")
+                 see="print sampled beside exact: both are the gradient of the expected return, sampled "
+                     "estimated from the batch, so on 32768 episodes they should agree in sign and "
+                     "within the sampling noise (atol 0.012, rtol 0.04).",
+                 fix="take jax.grad of policy_loss at z on the batch with method 'reinforce', and "
+                     "negate it: the minus sign turns the loss gradient into the objective's.")
     if np.array_equal(sampled, exact_value) or not np.allclose(sampled, truth, rtol=0.04, atol=0.012):
         raise Failure("wrong_value", did=f"sampled is {fmt(sampled)} against exact {fmt(truth)}",
                       should="sampled must come from the sampled batch, and on 32768 episodes it "
                              "agrees with the exact gradient within atol 0.012, rtol 0.04",
-                      see="sampled = -jax.grad(policy_loss)(z, batch, 'reinforce').")
+                      see="print sampled and exact side by side: an estimate from the batch carries "
+                          "sampling noise, so it is close to exact but not equal to it digit for digit.",
+                      fix="compute sampled from the batch: minus jax.grad of policy_loss at z on the "
+                          "batch, with method 'reinforce'.")

@@ -185,8 +185,9 @@ def test_reinforce_gradient_exact(student, exact, models, explain, rng):
         candidates = partial(negated, models.loss_gradients, theta32, received, "reinforce", 0.2)
         evidence.compare(-grad, exact.exact_gradient(theta, horizon), what=what, models=candidates,
                          explain=explain, rtol=2e-3, atol=2e-4,
-                         see="compare -jax.grad(policy_loss)(z, batch, 'reinforce') with "
-                             "jax.grad(exact_return)(z) on a large batch, as in the last exercise.")
+                         see="compare minus your loss's gradient on a large batch with the gradient of "
+                             "exact_return, as Exercise 5 does: they should agree within the sampling "
+                             "noise.")
     evidence.conclude()
 
 
@@ -285,10 +286,12 @@ def test_ppo_old_logp_frozen(student, exact, models, rng):
                 "old_logp_not_frozen",
                 did=f"the gradient of policy_loss with respect to records['old_logp'] is non-zero "
                     f"(largest {fmt(np.max(np.abs(grad)))})",
-                should="the behaviour log-probabilities are data collected earlier: wrap them in "
-                       "jax.lax.stop_gradient so no gradient flows into them",
-                see="jax.grad(lambda lp: policy_loss(theta, dict(records, old_logp=lp)))"
-                    "(records['old_logp']) should be all zeros.")
+                should="the behaviour log-probabilities are data collected earlier: no gradient may "
+                       "flow into them",
+                see="part 3 of policy_loss's visible checks differentiates the loss with respect to "
+                    "old_logp: that gradient should be all zeros.",
+                fix="wrap records['old_logp'] in jax.lax.stop_gradient in policy_loss, so no gradient "
+                    "flows into it.")
 
 
 @item(1, cell=CELL, title="at ratio 1 the clipped gradient is the REINFORCE gradient")

@@ -130,7 +130,11 @@ def test_properties(student, exact, models, explain, rng):
                      exact.td_residuals(buffer["rewards"], buffer["values"], buffer["next_values"],
                                         buffer["terminated"], gamma),
                      what=what, models=models.gae_models(buffer, gamma, 0.0), explain=explain, **TOL,
-                     see="with lambda = 0 each advantage is r_t + gamma * V(next) * (1 - terminated_t) - V(s_t).")
+                     see="work out the TD residuals of a buffer with a terminated and a truncated step "
+                         "by hand (only the terminated step loses its bootstrap) and print "
+                         "compute_gae(..., lam=0.0) beside them: with lambda = 0 each advantage is its "
+                         "own step's residual, nothing more.",
+                     fix="with lambda = 0 each advantage is r_t + gamma * V(next) * (1 - terminated_t) - V(s_t).")
     # One episode per column, terminated at the last row: lambda = 1 is the discounted return - V.
     steps, envs = 7, 3
     episode = dict(rewards=rng.normal(0, 1, (steps, envs)), values=rng.normal(0, 1, (steps, envs)),

@@ -31,7 +31,10 @@ def test_value(student, exact, models, explain, rng):
         evidence.compare(actual, exact.total_loss(*args, **kwargs), what=what,
                          models=models.objective_values(*args, **kwargs), explain=explain,
                          rtol=1e-7, atol=1e-10,
-                         see="evaluate the three terms separately and add them: policy + c1 * value - c2 * entropy.")
+                         see="print the three terms of one minibatch (your ppo_loss, the mean squared "
+                             "value error and the mean entropy) and combine them by hand with c1 0.7 and "
+                             "c2 0.05, as ppo_objective's docstring says.",
+                         fix="add the terms as policy + c1 * value - c2 * entropy.")
     evidence.conclude()
 
 
@@ -54,5 +57,7 @@ def test_gradients(student, rng):
     expected = 2 * SETTINGS["c1"] * (batch["values"] - batch["returns"]) / size
     evidence.compare(as_array(grad, what="the gradient with respect to values", shape=(size,)), expected,
                      what="the gradient of ppo_objective with respect to values", rtol=1e-7, atol=1e-12,
-                     see="the value term is c1 * mean((values - returns)^2), with no extra factor 1/2.")
+                     see="differentiate ppo_objective with respect to values on a single sample whose "
+                         "value is 1 and whose return is 0: the gradient should be 2 * c1.",
+                     fix="the value term is c1 * mean((values - returns)^2), with no extra factor 1/2.")
     evidence.conclude()

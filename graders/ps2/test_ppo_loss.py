@@ -85,7 +85,8 @@ def test_old_logp_frozen(student, exact, models, rng):
                 "old_logp_not_frozen",
                 did=f"the gradient of ppo_loss with respect to logp_old is non-zero "
                     f"(largest {fmt(np.max(np.abs(grad)))})",
-                should="logp_old is data recorded during the rollout: detach it, so the gradient "
-                       "with respect to it is exactly zero",
+                should="logp_old is data recorded during the rollout: the gradient with respect to "
+                       "it should be exactly zero",
                 see="make logp_old a tensor with requires_grad=True, call ppo_loss(...).backward(), "
-                    "and print logp_old.grad.")
+                    "and print logp_old.grad.",
+                fix="detach logp_old in ppo_loss (logp_old.detach()) before it enters the ratio.")

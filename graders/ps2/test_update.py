@@ -148,16 +148,16 @@ class Run:
     def require_calls(self):
         calls = self.step_calls()
         if not self.steps:
-            raise Failure("wrong_value", did=f"ppo_update never called optimizer.step() on {describe(self)}",
+            raise Failure("wrong_value", did=f"ppo_update never stepped the optimizer on {describe(self)}",
                           should=f"it should make epochs * B / M = "
                                  f"{self.settings['epochs'] * self.size // self.settings['minibatch']} steps",
                           see=SEE_LOOP)
         if not self.calls:
             raise Failure("objective_not_called",
                           did=NOT_CALLED.format(steps=len(self.steps), probe=self.number),
-                          should="compute every minibatch's loss as objective(logp_new, logp_old, advantages, "
-                                 "values, returns, entropy, config.eps, config.c1, config.c2): train passes "
-                                 "your ppo_objective that way, and the lab passes broken ones",
+                          should="compute every minibatch's loss with objective(logp_new, logp_old, advantages, "
+                                 "values, returns, entropy, eps, c1, c2), config's eps, c1 and c2 last: train "
+                                 "passes your ppo_objective that way, and the lab passes broken ones",
                           see="print a line inside the objective you pass to ppo_update.")
         missing = [k + 1 for k, call in enumerate(calls) if call is None]
         if missing:
@@ -236,7 +236,9 @@ def epoch_failure(run, sets):
                        did=f"on {where} ppo_update made {len(sets) // epochs} steps of {minibatch} per epoch, "
                            f"so only {used} of the {size} samples were used in each epoch",
                        should=f"every epoch uses every sample once: {per_epoch} minibatches of {minibatch}",
-                       see="check the range of your minibatch loop: range(0, B, M) visits every start.")
+                       see=f"print where each minibatch of one epoch starts: with B = {size} and M = "
+                           f"{minibatch} the starts should be {', '.join(map(str, range(0, size, minibatch)))}.",
+                       fix="walk the minibatch starts with range(0, B, M), which visits every one.")
     else:
         return Failure("wrong_value",
                        did=f"on {where} ppo_update made {len(sets)} optimizer steps",
@@ -250,8 +252,10 @@ def epoch_failure(run, sets):
                                f"used and {int(np.sum(counts > 1))} were used more than once",
                            should="each epoch cuts one permutation of all B indices into minibatches, so "
                                   "every sample is used exactly once",
-                           see="draw the order with torch.randperm(B, generator=generator), not with "
-                               "random draws of indices, and count how often each index appears.")
+                           see="count how often each index appears in one epoch's minibatches (torch.bincount "
+                               "of their indices together): every count should be 1.",
+                           fix="draw each epoch's order with torch.randperm(B, generator=generator) and cut it "
+                               "into minibatches, instead of drawing indices at random.")
     partitions = [frozenset(frozenset(index.tolist()) for index in chunk) for chunk in chunks]
     if epochs > 1 and len(set(partitions)) == 1:
         return Failure("minibatches_not_shuffled",
@@ -286,8 +290,11 @@ def test_objective_inputs(runs, exact, models, explain):
                 if not np.isclose(call[name], run.settings[name], rtol=0, atol=1e-12):
                     raise Failure("wrong_value",
                                   did=f"{where} the objective was called with {name} = {fmt(call[name])}",
-                                  should=f"pass config.{name} (here {run.settings[name]})",
-                                  see="pass config.eps, config.c1 and config.c2 as the last three arguments.")
+                                  should=f"it should receive config.{name} (here {run.settings[name]})",
+                                  see="print the eps, c1 and c2 your objective receives inside ppo_update "
+                                      "beside config's.",
+                                  fix="pass config.eps, config.c1 and config.c2 as the objective's last three "
+                                      "arguments.")
             accepted = exact.normalisations(run.batch["advantages"], index)
             actual = call["advantages"]
             match = next((candidate for candidate in accepted
@@ -300,7 +307,9 @@ def test_objective_inputs(runs, exact, models, explain):
                                  "epoch they should be 0 and 1.")
             evidence.compare(call["returns"], run.batch["returns"][index],
                              what=f"the returns passed to the objective {where}", **TOL,
-                             see="pass batch['returns'] of the minibatch's samples, unchanged.")
+                             see="print the returns the objective receives beside batch['returns'] of the "
+                                 "same samples: they should be equal.",
+                             fix="pass batch['returns'] of the minibatch's samples, unchanged.")
             for name, value in expected_inputs(exact, run, run.steps[k][0], index).items():
                 evidence.compare(call[name], value,
                                  what=f"the {name} passed to the objective {where}", **TOL,
@@ -326,10 +335,10 @@ def test_gradient_steps(runs, exact, models, explain):
                 call["c1"], call["c2"])
             clipped, _ = exact.clip_by_global_norm(raw, run.settings["max_norm"])
             evidence.compare(exact.flatten(grads), exact.flatten(clipped),
-                             what=f"the gradient at optimizer.step() ({where}, max_norm {run.settings['max_norm']})",
+                             what=f"the gradient at the optimizer's step ({where}, max_norm {run.settings['max_norm']})",
                              models=models.update_gradients(raw, previous, run.settings["max_norm"]),
                              explain=explain, **TOL,
-                             see="print the global norm of the gradients just before optimizer.step(): it "
+                             see="print the global norm of the gradients just before each optimizer step: it "
                                  "should never exceed max_norm, and each step's gradient should come from "
                                  "its own minibatch only.")
             previous = grads
@@ -339,8 +348,8 @@ def test_gradient_steps(runs, exact, models, explain):
             if not np.allclose(exact.flatten(reached), exact.flatten(moved), rtol=1e-9, atol=1e-12):
                 raise Failure("wrong_value",
                               did=f"after step {k + 1} of {describe(run)} the parameters were not what "
-                                  "optimizer.step() made of them",
-                              should="the parameters change only through optimizer.step(), once per minibatch",
+                                  "the optimizer's step made of them",
+                              should="the parameters change only through the optimizer's step, once per minibatch",
                               see=SEE_LOOP)
     evidence.conclude()
 
@@ -370,7 +379,11 @@ def test_statistics(runs, student, exact, models, explain):
             evidence.compare(value, target, what=f"ppo_update()['{key}'] on {describe(run)}",
                              models={"statistics_not_after_update": before[key]}, explain=explain,
                              rtol=1e-7, atol=1e-12,
-                             see="after the epochs, evaluate the policy on the whole batch under "
+                             see="print the statistics ppo_update returns beside update_statistics of the "
+                                 "updated policy's log-probabilities on the whole batch: they should be "
+                                 "equal (measured before the epochs, approx_kl and clip_fraction would be 0, "
+                                 "the policy then being the one that collected the batch).",
+                             fix="after the epochs, evaluate the policy on the whole batch under "
                                  "torch.no_grad() and compute the statistics from that.")
     evidence.conclude()
 

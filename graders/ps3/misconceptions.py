@@ -147,10 +147,11 @@ class Guarded:
             did=f"calling {function} raised an error, and {name} on a batch with as many rows as "
                 f"actions (3 rows, 3 actions) gave {fmt(actual)}, which is the per-row weights "
                 "scaling columns instead of rows",
-            should="each row's weight must scale that row: give the [n] weights a trailing axis "
-                   "(weights[:, None]) before multiplying them into an [n, A] array",
+            should="each row's weight must scale that row",
             see="call your function with 3 rows and 3 actions and weights [1, 0, 0]: only the "
-                "first row may be non-zero.")
+                "first row may be non-zero.",
+            fix="give the [n] weights a trailing axis (weights[:, None]) before multiplying them "
+                "into an [n, A] array.")
 
     def _probe(self):
         probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3], [0.25, 0.25, 0.5]])

@@ -52,7 +52,10 @@ def compare(evidence, student, exact, models, explain, args, what):
     actual = as_array(student.call("gae", *args), what=what, shape=np.shape(args[0]))
     evidence.compare(actual, exact.gae_by_definition(*args), what=what, models=models.gae(*args), explain=explain,
                      rtol=1e-9, atol=1e-10,
-                     see="write A_t = delta_t + gamma lam A_{t+1} backwards, with the bootstrap in delta_t "
+                     see="work out a buffer of five steps with a terminated and a truncated step in the "
+                         "middle by hand from its TD errors (each advantage sums the discounted errors up "
+                         "to its own episode's end) and print gae's output beside it.",
+                     fix="write A_t = delta_t + gamma lam A_{t+1} backwards, with the bootstrap in delta_t "
                          "dropped only at terminated steps and the A_{t+1} term dropped at every episode end.")
 
 

@@ -42,7 +42,11 @@ def test_forward(student, exact, rng):
                 f"(hidden {shape[2]}, outputs {shape[3]})")
         evidence.compare(as_array(out, what=what, shape=(shape[0], shape[3])), exact.mlp_forward(params, x),
                          what=what, rtol=1e-8, atol=1e-10,
-                         see="out = tanh(x @ W1 + b1) @ W2 + b2, with shape [batch, n_out].")
+                         see="call mlp_forward on one input, one hidden unit and one output you can work "
+                             "out by hand (W1 [[2.]], b1 [0.5], W2 [[3.]], b2 [1.], x [[1.]]): the output "
+                             "should be 3 tanh(2.5) + 1 = 3.96; for a batch of 5 inputs its shape should "
+                             "be [5, n_out].",
+                         fix="compute the output as tanh(x @ W1 + b1) @ W2 + b2, of shape [batch, n_out].")
     evidence.conclude()
 
 

@@ -68,8 +68,11 @@ def test_clip_regions(guarded, exact, models, explain, rng):
         evidence.compare(actual[i], expected[i], what=what,
                          models=[(tag, value[i]) for tag, value in forms], explain=explain,
                          rtol=1e-6, atol=1e-12,
-                         see="the gradient is zero only for A > 0 above 1 + eps and for A < 0 below "
-                             "1 - eps; elsewhere it is A r (pi - onehot(a)) / n.")
+                         see="call ppo_logit_grad on six rows, A = +1.5 and A = -0.8 each at ratios 0.6, 1 "
+                             "and 1.45, with eps 0.2, and print the rows: exactly two should be zero, "
+                             "the one with A > 0 above the band and the one with A < 0 below it.",
+                         fix="zero the rows where the min picks the clipped term (A > 0 with r > 1 + eps, "
+                             "A < 0 with r < 1 - eps); every other row is A r (pi - onehot(a)) / n.")
     evidence.conclude()
 
 

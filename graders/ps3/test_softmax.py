@@ -33,7 +33,9 @@ def test_extreme_logits(student, exact, models, explain):
         raise Failure(tag, did=f"softmax gave {fmt(actual[row])} for the logits {fmt(logits[row])}",
                       should=f"it should be {fmt(exact.softmax(logits)[row])}: probabilities do not "
                              "change when a constant is subtracted from every logit of a row",
-                      see="np.exp(1000.0) is inf; subtract each row's maximum before exponentiating.")
+                      see="print np.exp(1000.0): it is inf, and inf / inf is nan; softmax of the row "
+                          "[1000, 999] should be [0.731, 0.269], as for [1, 0].",
+                      fix="subtract each row's maximum from its logits before exponentiating.")
     evidence = Evidence()
     evidence.compare(actual, exact.softmax(logits), what=what, models=models.softmax(logits),
                      explain=explain, rtol=1e-7, atol=1e-10,

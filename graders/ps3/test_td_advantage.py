@@ -65,6 +65,10 @@ def test_values(student, exact, models, explain, rng):
         evidence.compare(actual, exact.td_errors(rewards, values, next_values, terminated, gamma),
                          what=what, models=models.td(rewards, values, next_values, terminated, gamma),
                          explain=explain, rtol=1e-9, atol=1e-10,
-                         see="at a terminated step the advantage is r - V(s); elsewhere r + gamma V(s') - V(s), "
-                             "with V(s') = next_values[t] (a time-limit end is not terminated).")
+                         see="work out three steps by hand, one terminated, one a time-limit end "
+                             "(terminated False) and one that goes on, and print td_advantage's output "
+                             "beside them: only the terminated step drops the bootstrap term.",
+                         fix="at a terminated step the advantage is r - V(s); everywhere else it is "
+                             "r + gamma V(s') - V(s), with V(s') = next_values[t] (a time-limit end is not "
+                             "terminated).")
     evidence.conclude()

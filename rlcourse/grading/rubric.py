@@ -141,14 +141,19 @@ class Evidence:
         self._cases = []
 
     def compare(self, actual, expected, *, what: str, rtol: float = 1e-4, atol: float = 1e-5,
-                models=None, see: str = "", explain: dict | None = None) -> bool:
+                models=None, see: str = "", fix: str = "", explain: dict | None = None) -> bool:
         """Record one case; True if it matched. `models`: a dict tag -> value, or a list of
         (tag, value) pairs when one tag has several forms, or a function of no arguments
         returning either (bind its inputs now, e.g. with functools.partial): it is called only
         if the item fails, so costly models (finite differences of every bug) cost nothing for
-        the students who pass."""
+        the students who pass.
+
+        `see` and `fix` go to the Failure if this is the case the item fails on: `see` says how
+        the student can observe the problem (an input to try, a value to print), `fix` is the
+        remedy itself (a line such as `sampled = -jax.grad(...)`), kept out of the message
+        because it is shown only after the due date."""
         ok = close(actual, expected, rtol=rtol, atol=atol)
-        self._cases.append(dict(ok=ok, actual=actual, expected=expected, what=what, see=see,
+        self._cases.append(dict(ok=ok, actual=actual, expected=expected, what=what, see=see, fix=fix,
                                 explain=explain or {}, models=models, rtol=rtol, atol=atol))
         return ok
 
@@ -181,7 +186,8 @@ class Evidence:
         did = f"{first['what']} gave {fmt(first['actual'])}"
         if tag != "wrong_value" and tag in first["explain"]:
             did += f", which is what {first['explain'][tag]} gives"
-        raise Failure(tag, did=did, should=f"it should be {fmt(first['expected'])}", see=first["see"])
+        raise Failure(tag, did=did, should=f"it should be {fmt(first['expected'])}", see=first["see"],
+                      fix=first["fix"])
 
 
 def negated(models, *args) -> list:
@@ -190,8 +196,11 @@ def negated(models, *args) -> list:
     return [(tag, -np.asarray(value)) for tag, value in models(*args).items()]
 
 
-def expect_close(actual, expected, **options) -> None:
-    """One comparison, concluded at once (see `Evidence` for items with several cases)."""
+def expect_close(actual, expected, *, see: str = "", fix: str = "", **options) -> None:
+    """One comparison, concluded at once (see `Evidence` for items with several cases).
+
+    `see` (how to observe the problem) and `fix` (the remedy, shown only after the due date) go
+    to the Failure as in `Evidence.compare`, which takes the other options."""
     evidence = Evidence()
-    evidence.compare(actual, expected, **options)
+    evidence.compare(actual, expected, see=see, fix=fix, **options)
     evidence.conclude()

@@ -7,6 +7,8 @@ import pytest
 from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
 from rlcourse.batch.backends import GraderSettings, Job, make_backend
+from rlcourse.grading.redact import REPLACEMENT
+from solution_quotes import solution_of
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = Course(ROOT)
@@ -62,3 +64,15 @@ def test_entry_gets_the_expected_grade(name, entry, graded):
     for item in report.items:
         assert item.score == (item.max_score if item.passed else 0)
         assert (item.diagnosis is None) == item.passed
+
+
+@pytest.mark.parametrize("name, entry", CASES, ids=[f"{n}/{e.name}" for n, e in CASES])
+def test_no_message_before_the_due_date_quotes_the_solution(name, entry, graded):
+    """What each lost item tells the student before the due date (its message; the remedy is its
+    fix, shown after) holds no line of the solution (tests/graders/solution_quotes.py), values
+    filled in as the student reads them; and neither reads "[hidden]", where the redactor took
+    out a line the text quoted. The batch is the one graded above."""
+    report, solution = graded(name, entry.name), solution_of(ROOT, name)
+    quoted = {item.id: found for item in report.items if (found := solution.quotes(item.message))}
+    blanked = [item.id for item in report.items if REPLACEMENT in item.message + item.fix]
+    assert (quoted, blanked) == ({}, [])

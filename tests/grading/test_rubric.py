@@ -61,6 +61,25 @@ class TestEvidence:
                           see="print policy_loss(theta)")
         assert failure.message == "policy_loss(theta) gave 1. It should be 2. To see it: Print policy_loss(theta)."
 
+    def test_the_failing_case_keeps_its_remedy_out_of_the_message(self):
+        """The case an item fails on gives the Failure its `see` (in the message) and its `fix`
+        (apart, for after the due date); a case that passed gives neither."""
+        evidence = Evidence()
+        evidence.compare(1.0, 1.0, what="f(0)", see="print f(0)", fix="add one: x + 1")
+        evidence.compare(3.0, 2.0, what="f(1)", see="print f(1) beside 1 + 1", fix="add two: x + 2")
+        with pytest.raises(Failure) as error:
+            evidence.conclude()
+        assert error.value.fix == "Add two: x + 2."
+        assert "To see it: Print f(1) beside 1 + 1." in error.value.message
+        assert "x + 2" not in error.value.message and "x + 1" not in error.value.message
+
+    def test_expect_close_passes_see_and_fix_on(self):
+        with pytest.raises(Failure) as error:
+            expect_close(0.5, 1.0, what="ratio", see="print the ratio of one step",
+                         fix="compute it as exp(new - old)")
+        assert error.value.fix == "Compute it as exp(new - old)."
+        assert error.value.message == "Ratio gave 0.5. It should be 1. To see it: Print the ratio of one step."
+
 
 def test_lazy_models_cost_nothing_when_the_item_passes():
     calls = []
