@@ -30,8 +30,8 @@ from webserver import (DEMO, ROOT, Server, copy_course, release, rlcourse, token
 
 pytestmark = pytest.mark.slow
 
-ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 34 of 42
-ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 42 of 42
+ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 34 of 42 autograded points (of 46)
+ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 42 of 42 autograded points (of 46)
 PENALTY = 3.5
 LATE_PLUGIN = ("from nbgrader.plugins import LateSubmissionPlugin\n"
                "class FlatPenalty(LateSubmissionPlugin):\n"
@@ -138,7 +138,8 @@ def test_work_through_the_exchange_is_graded_by_autograde_and_shown_with_its_fee
     grace = server.login(tokens["grace"])
     status, home, _ = server.api("/", cookie=grace)
     assert status == 200 and "through nbgrader" in home and "No submission yet" not in home
-    assert "34 / 42" in home and f"late penalty {PENALTY:g}" in home
+    # the grade of record: 34 autograded points less the plugin's penalty, out of 46
+    assert f"{34 - PENALTY:g} / 46" in home and f"late penalty {PENALTY:g}" in home
     link = "/exchange/grace/ps1/feedback"
     assert f'href="{link}"' in home
     status, page, _ = server.api(link, cookie=grace)
@@ -165,7 +166,7 @@ def test_staff_retry_regrade_download_and_export_and_a_student_gets_not_found(se
     status, body, _ = server.api(f"/api/submissions/{failed['id']}/retry", prof, data=b"")
     assert status == 202, body
     retried = wait_for(server, prof, failed["id"], ("graded", "failed"))
-    assert retried["status"] == "graded" and retried["report"]["score"] == 34.0
+    assert retried["status"] == "graded" and retried["report"]["raw_score"] == 34.0
     assert gradebook_submission(server.class_dir, "ada") == (42.0, PENALTY)
     assert (server.class_dir / "submitted" / "ada" / "ps1" / "ps1.ipynb").read_bytes() == ADA.read_bytes()
 

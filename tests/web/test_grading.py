@@ -23,8 +23,11 @@ from webserver import BIN, DEMO, Server, copy_course, environment, release, rlco
 
 pytestmark = pytest.mark.slow
 
-ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 34 of 42
-ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 42 of 42
+ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 34 of 42 autograded points (of 46)
+ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 42 of 42 autograded points (of 46)
+SEALED = 7.0
+"""ps1's points that wait for the due date: four concept checks, the flip-horizon prediction and
+two value exercises, every one of them right in both notebooks."""
 
 
 def wait_for(server, token, submission_id, states, timeout=900):
@@ -71,8 +74,9 @@ def test_the_client_waits_and_prints_what_the_policy_shows_now(graded):
     assert returncode == 0, stderr
     report = json.loads(stdout)
     assert {"assignment", "score", "max_score", "items", "errors"} <= set(report)
-    assert (report["assignment"], report["score"], report["max_score"]) == ("ps1", 34.0, 42.0)
-    assert report["items"] == [] and report["level"] == "score"  # before the due date: the total only
+    # before the due date: the total only, without the points that wait for it, out of 46 less them
+    assert (report["assignment"], report["score"], report["max_score"]) == ("ps1", 34.0 - SEALED, 46.0 - SEALED)
+    assert report["items"] == [] and report["level"] == "score" and report["sealed_points"] == SEALED
 
 
 def test_a_second_upload_while_one_is_in_flight_is_refused(graded):
@@ -131,7 +135,7 @@ def test_another_student_sees_nothing_of_it_and_staff_see_everything(graded):
     assert server.api("/staff", cookie=alan)[0] == 403
     assert server.api(f"/api/submissions/{submission}", tokens["prof"])[1]["student"] == "ada"
     status, page, _ = server.api("/staff", cookie=server.login(tokens["prof"]))
-    assert status == 200 and "<td>ada</td>" in page and "<b>34</b>mean of 42" in page
+    assert status == 200 and "<td>ada</td>" in page and "<b>34</b>mean of 46" in page  # the gradebook's
     assert '<span class="tag">clip_without_min</span>' in page
 
 
@@ -140,7 +144,8 @@ def test_the_pages_show_the_state_and_the_feedback_at_the_policys_level(graded):
     ada = server.login(tokens["ada"])
     submission = server.api("/api/submissions", tokens["ada"])[1][0]["id"]
     status, page, _ = server.api(f"/submissions/{submission}", cookie=ada)
-    assert status == 200 and 'data-status="graded"' in page and "Score: 34 / 42" in page
+    assert status == 200 and 'data-status="graded"' in page and "Score: 27 / 39" in page
+    assert 'id="sealed">7 more points' in page and 'id="pending">4 points' in page
     assert 'http-equiv="refresh"' not in page  # it refreshes only while waiting
     status, feedback, _ = server.api(f"/submissions/{submission}/feedback", cookie=ada)
     assert status == 200 and "Only your total is shown for now" in feedback
@@ -161,7 +166,8 @@ def test_two_students_are_graded_side_by_side_by_warm_processes(graded):
     done = {name: wait_for(server, tokens[name], view["id"], ("graded", "failed"), timeout=600)
             for name, (_, view, _) in uploads.items()}
     print(f"two gradings side by side, one process warm: {time.monotonic() - started:.1f} s")
-    assert {name: view["report"]["score"] for name, view in done.items()} == {"alan": 42.0, "grace": 34.0}
+    assert {name: view["report"]["score"] for name, view in done.items()} == {"alan": 42.0 - SEALED,
+                                                                           "grace": 34.0 - SEALED}
     log = server.log.read_text()
     assert log.count("rlcourse web: grading process") == 2 and log.count("the reference in") == 1
     with Gradebook(f"sqlite:///{server.class_dir / 'gradebook.db'}") as gradebook:
@@ -243,7 +249,7 @@ def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_op
         alan.go(status_url)
         assert "no such submission" in alan.text()
         ada.wait("document.getElementById('status').dataset.status === 'graded'", timeout=900)
-        assert "Score: 34 / 42" in ada.text()
+        assert "Score: 34 / 46" in ada.text()
         ada.eval("document.getElementById('feedback-link').click()")
         ada.wait("location.pathname.endsWith('/feedback') && document.readyState === 'complete'")
         assert "clip_without_min" in ada.text()  # the default policy shows everything
