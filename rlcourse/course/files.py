@@ -8,11 +8,10 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes | str) -> Path:
-    """Write to a temporary file beside `path`, flush it to disk, then rename it over `path`."""
-    path = Path(path)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+@contextlib.contextmanager
+def _flushed_temporary(path: Path, data: bytes):
+    """`data` in a temporary file beside `path`, flushed to disk and readable by all: the caller
+    renames or links it into place; it is removed on the way out, whatever happened."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -21,12 +20,35 @@ def write_atomic(path: Path, data: bytes | str) -> Path:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
+        yield temporary
+    finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise
+
+
+def write_atomic(path: Path, data: bytes | str) -> Path:
+    """Write to a temporary file beside `path`, flush it to disk, then rename it over `path`."""
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with _flushed_temporary(path, data) as temporary:
+        os.replace(temporary, path)
     return path
+
+
+def write_new(path: Path, data: bytes) -> Path:
+    """Write a new file atomically, under `path` or, if that is taken, `path` with -2, -3...
+    (a hard link from a finished temporary file: never over an existing one)."""
+    path = Path(path)
+    with _flushed_temporary(path, data) as temporary:
+        for attempt in range(1, 100):
+            target = path if attempt == 1 else path.with_name(f"{path.stem}-{attempt}{path.suffix}")
+            try:
+                os.link(temporary, target)
+                return target
+            except FileExistsError:
+                continue
+        raise FileExistsError(f"{path}: no free name beside it")
 
 
 def files_under(folder: Path, suffixes: tuple[str, ...] | None = None) -> list[Path]:

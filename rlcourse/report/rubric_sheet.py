@@ -32,13 +32,11 @@ import datetime
 import hashlib
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from rlcourse.course.class_directory import ClassDirectory, find_submissions, student_id_problem
 from rlcourse.course.directory import Assignment
-from rlcourse.course.files import write_atomic
+from rlcourse.course.files import write_atomic, write_new
 from rlcourse.course.rubrics import ManualQuestion, Rubrics, written_answers
 from rlcourse.record.marks import Mark, answer_hash
 
@@ -235,13 +233,13 @@ def write_marking_csv(folder: Path, content: str) -> Path:
     written = _read_record(folder)
     unedited = {name for name, held in written.items() if _digest(folder / name) == held}
     if not (folder / TEMPLATE).exists():
-        path = _create(folder / TEMPLATE, data)
+        path = write_new(folder / TEMPLATE, data)
     else:
         same = sorted(name for name in unedited if written[name] == digest)
         if same:
             return folder / same[-1]
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d-%H%M%S")
-        path = _create(folder / FRESH.format(stamp=stamp), data)
+        path = write_new(folder / FRESH.format(stamp=stamp), data)
         for name in unedited - {TEMPLATE}:
             with contextlib.suppress(FileNotFoundError):
                 (folder / name).unlink()
@@ -264,30 +262,6 @@ def _digest(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
-
-
-def _create(path: Path, data: bytes) -> Path:
-    """Write a new file atomically, under `path` or, if that is taken, `path` with -2, -3...
-    (a hard link from a finished temporary file: never over an existing one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)
-        for attempt in range(1, 100):
-            target = path if attempt == 1 else path.with_name(f"{path.stem}-{attempt}{path.suffix}")
-            try:
-                os.link(temporary, target)
-                return target
-            except FileExistsError:
-                continue
-        raise FileExistsError(f"{path}: no free name beside it")
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,7 +26,7 @@ import zipfile
 
 import pytest
 
-from webserver import (DEMO, ROOT, Server, copy_course, release, rlcourse, tokens_for)
+from webserver import DEMO, ROOT, Server, copy_course, release, rlcourse, tokens_for, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -37,16 +37,6 @@ LATE_PLUGIN = ("from nbgrader.plugins import LateSubmissionPlugin\n"
                "class FlatPenalty(LateSubmissionPlugin):\n"
                "    def late_submission_penalty(self, student_id, score, total_seconds_late):\n"
                f"        return {PENALTY!r} if total_seconds_late > 0 else None\n")
-
-
-def wait_for(server, token, submission_id, states, timeout=900):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = server.api(f"/api/submissions/{submission_id}", token)[1]
-        if view["status"] in states:
-            return view
-        time.sleep(0.5)
-    raise AssertionError(f"#{submission_id} still {view['status']} after {timeout} s")
 
 
 def gradebook_submission(class_dir, student):

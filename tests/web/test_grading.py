@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.course.directory import Course
-from webserver import BIN, DEMO, Server, copy_course, environment, release, rlcourse, tokens_for
+from webserver import BIN, DEMO, Server, copy_course, environment, release, rlcourse, tokens_for, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -28,16 +28,6 @@ ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"     # the reference: 42 of 42 autograde
 SEALED = 7.0
 """ps1's points that wait for the due date: four concept checks, the flip-horizon prediction and
 two value exercises, every one of them right in both notebooks."""
-
-
-def wait_for(server, token, submission_id, states, timeout=900):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = server.api(f"/api/submissions/{submission_id}", token)[1]
-        if view["status"] in states:
-            return view
-        time.sleep(0.5)
-    raise AssertionError(f"#{submission_id} still {view['status']} after {timeout} s")
 
 
 @pytest.fixture(scope="module")

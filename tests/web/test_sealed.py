@@ -8,12 +8,11 @@ Two real gradings in the service's warm grading process: the first pays the proc
 the course copy's reference run."""
 import datetime
 import re
-import time
 
 import nbformat
 import pytest
 
-from webserver import DEMO, Server, copy_course, tokens_for
+from webserver import DEMO, Server, copy_course, tokens_for, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -32,16 +31,6 @@ def with_answers(target, *, concept: str, prediction: int):
                                  cell.source)
     nbformat.write(notebook, target)
     return target
-
-
-def wait_for(server, token, submission_id, timeout=900):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = server.api(f"/api/submissions/{submission_id}", token)[1]
-        if view["status"] in ("graded", "failed"):
-            return view
-        time.sleep(0.5)
-    raise AssertionError(f"#{submission_id} not graded after {timeout} s")
 
 
 def as_the_student_sees_it(view: dict) -> dict:

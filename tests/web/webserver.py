@@ -165,3 +165,16 @@ class Server:
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+def wait_for(server, token: str, submission_id: int, states=("graded", "failed"), timeout: float = 900) -> dict:
+    """The submission's view once its state is one of `states` (polled every half second)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        view = server.api(f"/api/submissions/{submission_id}", token)[1]
+        if view["status"] in states:
+            return view
+        time.sleep(0.5)
+    raise AssertionError(f"#{submission_id} still {view['status']} after {timeout} s")
