@@ -238,10 +238,14 @@ class TestExport:
         class_dir, _ = graded_class
         folder = Path(rlcourse(class_dir, "export", "ps1", "--format", "gradescope").stdout.strip())
         results = json.loads((folder / "alan" / "results.json").read_text())
-        assert results["score"] == 34.0 and len(results["tests"]) == 25
-        failed = [t for t in results["tests"] if t["score"] < t["max_score"]]
+        # a test per hidden item and per written answer: Gradescope's total is the gradebook's
+        assert results["score"] == 34.0 and len(results["tests"]) == 25 + 2
+        assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"] == 46.0
+        failed = [t for t in results["tests"] if t["score"] < t["max_score"] and "tags" in t]
         assert {t["tags"][0] for t in failed} == {"clip_without_min"}
-        assert all(t["visibility"] == "visible" for t in results["tests"])
+        # ps1's concept checks, prediction and value exercises wait for the due date; the rest not
+        waiting = [t for t in results["tests"] if t["visibility"] == "after_due_date"]
+        assert len(waiting) == 7 and all(t["visibility"] == "visible" for t in results["tests"] if t not in waiting)
 
     def test_csv_has_a_row_per_student_with_gradebook_totals_and_items(self, graded_class):
         class_dir, _ = graded_class

@@ -93,8 +93,20 @@ def reference_reports():
 
 
 def item_tests(results: dict) -> list[dict]:
+    """The tests of the hidden items (not a message's or a remedy's own test, not the notes, not
+    the written answers)."""
     return [test for test in results["tests"] if "." not in test["number"]
-            and test["name"] != "Notes on your notebook"]
+            and test["name"] != "Notes on your notebook" and not test["name"].endswith(": written answer")]
+
+
+def written_tests(results: dict) -> list[dict]:
+    return [test for test in results["tests"] if test["name"].endswith(": written answer")]
+
+
+SEALED = {"concepts.q1", "concepts.q2", "concepts.q3", "concepts.q4", "horizon.prediction",
+          "exercises.horizon_change", "exercises.clipping_signs"}
+"""ps1's items whose outcome waits for the due date: its concept checks, its prediction and its
+two value exercises."""
 
 
 def hidden_lines_in(results: dict, notebook: Path | None = None) -> list[str]:
@@ -129,8 +141,13 @@ def test_each_demo_upload_gets_the_points_and_diagnoses_rlcourse_grade_gives(aut
         assert (test["score"], test["max_score"]) == (item["score"], item["max_score"]), item["id"]
         assert test["tags"] == ([item["diagnosis"]] if item["diagnosis"] else []), item["id"]
         assert test["status"] == ("passed" if item["passed"] else "failed")
-        assert test["visibility"] == "visible"  # ps1's policy: everything, at once
-    assert results["score"] == report["score"] and results["visibility"] == "visible"
+        # ps1's policy: everything at once, but the answers a student could try wait for the due
+        # date, and so does the total that counts them; an upload after the due date sees all
+        sealed = item["id"] in SEALED and not late
+        assert test["visibility"] == ("after_due_date" if sealed else "visible"), item["id"]
+    assert [(test["score"], test["max_score"]) for test in written_tests(results)] == [(0.0, 2.0), (0.0, 2.0)]
+    assert results["score"] == report["score"] and results["extra_data"]["max_score"] == report["max_score"] == 46
+    assert results["visibility"] == ("visible" if late else "after_due_date")
     assert results["extra_data"]["isolation"] == report["isolation"]
     assert results["extra_data"]["confinement"] == report["confinement"]
     assert results["extra_data"]["sha256"] == report["sha256"]
@@ -155,7 +172,8 @@ def test_the_feedback_policy_decides_visibility_and_the_metadata_the_view(autogr
     finally:
         spec.write_text(original)
     report = reference_reports["alan"]
-    assert before["score"] == report["score"] and before["visibility"] == "visible"
+    # the total counts the sealed items: it waits for the due date too
+    assert before["score"] == report["score"] and before["visibility"] == "after_due_date"
     assert [test["score"] for test in item_tests(before)] == [item["score"] for item in report["items"]]
     assert {test["visibility"] for test in before["tests"]} == {"after_due_date"}
     assert before["extra_data"]["late"] is False
@@ -193,12 +211,12 @@ def test_a_malformed_upload_gets_zero_and_a_readable_reason(autograder, ps1, cas
     assert results["score"] == 0
     assert results["output"].startswith("This upload could not be graded: ") and reason in results["output"]
     tests = item_tests(results)
-    # 25 hidden items and the written answer: the gradebook's 46 points
-    assert len(tests) == 26 and sum(test["max_score"] for test in tests) == 46
-    assert {test["score"] for test in tests} == {0}
-    # ps1's four concept checks, its prediction and its two value exercises wait for the due date
-    waiting = [test["name"].split(":")[0] for test in tests if test["visibility"] == "after_due_date"]
-    assert len(waiting) == 7 and {t["visibility"] for t in tests} == {"visible", "after_due_date"}
+    # 25 hidden items and the two written answers: the gradebook's 46 points
+    written = written_tests(results)
+    assert len(tests) == 25 and sum(test["max_score"] for test in tests + written) == 46
+    assert {test["score"] for test in tests + written} == {0}
+    waiting = {test["name"].split(":")[0] for test in tests if test["visibility"] == "after_due_date"}
+    assert waiting == SEALED and {t["visibility"] for t in tests} == {"visible", "after_due_date"}
     assert hidden_lines_in(results) == []
     assert time.monotonic() - started < 300
 

@@ -320,6 +320,7 @@ def test_after_autograde_the_import_reaches_the_feedback_page_and_export(tmp_pat
 
     with Gradebook(class_dir.db_url) as gradebook:  # as formgrader does: a score and a comment
         gradebook.find_grade("explain_clipping", "ps1", "ps1", "ada").manual_score = 1.5
+        gradebook.find_grade("explain_clipping", "ps1", "ps1", "ada").needs_manual_grade = False
         gradebook.find_comment("explain_clipping", "ps1", "ps1", "ada").manual_comment = "Clear."
         gradebook.db.commit()
     again = rlcourse("autograde", "ps1", "--workers", "1", "--no-similarity")

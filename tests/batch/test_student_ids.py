@@ -65,7 +65,9 @@ def test_rlcourse_grade_grades_as_the_student_it_is_told(ps1, adas_notebook):
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     as_ada, as_bob = json.loads(done.stdout)
-    assert as_ada["score"] == as_ada["max_score"] and as_ada["errors"] == []
+    # every hidden item passed; the written answers await a TA
+    assert as_ada["score"] == as_ada["auto_max_score"] == as_ada["max_score"] - as_ada["pending"]
+    assert as_ada["errors"] == []
     assert as_ada["parameters"] == ps1.parameters("ada")
     assert lost(as_bob) == VARIANT_ITEMS and as_bob["parameters"] == ps1.parameters("bob")
 
@@ -93,6 +95,8 @@ def test_gradescopes_autograder_grades_as_the_uploader(ps1, adas_notebook, tmp_p
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results" / "results.json").read_text())
-    assert results["score"] == results["extra_data"]["max_score"] > 0, results
+    extra = results["extra_data"]
+    assert results["score"] == extra["max_score"] - extra["pending"] > 0, results  # written: a TA's
     assert all(test["status"] == "passed" for test in results["tests"] if "status" in test)
-    assert "output" not in results  # no notes: not the defaults' either
+    # no notes but the written answers awaiting a TA: not the defaults' either
+    assert results["output"] == "4 points of written answers await a TA: they count once marked."

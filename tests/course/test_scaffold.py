@@ -29,7 +29,8 @@ def empty_course(folder: Path) -> Path:
 
 
 SUITE = ("tests/conftest.py", "tests/course_copy.py", "tests/release/test_release.py",
-         "tests/release/test_source_runs.py", "tests/graders/test_bank.py", "tests/batch/test_check.py")
+         "tests/release/test_source_runs.py", "tests/graders/test_bank.py", "tests/graders/solution_quotes.py",
+         "tests/batch/test_check.py")
 """The suite's files whose tests run over every assignment of the course they lie in
 (`Course.assignment_names()`: the release is nbgrader's and leaks nothing, the source runs in a
 kernel, every bank entry gets its grade, every check passes), and what they import."""
@@ -79,8 +80,9 @@ def test_a_new_assignment_passes_the_suites_slow_tests_over_every_assignment(tmp
     course = course_with_its_suite(tmp_path / "course", "hw1")
     done = run_suite(course, "hw1", marks="slow")
     assert done.returncode == 0, done.stdout + done.stderr
-    # the kernel run, the bank's size and its three entries, every check
-    assert re.search(r"\b6 passed\b", done.stdout), done.stdout
+    # the kernel run, the bank's size, its three entries graded (and their messages read for
+    # lines of the solution), every check
+    assert re.search(r"\b9 passed\b", done.stdout), done.stdout
 
 
 @pytest.mark.slow
