@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import fcntl
 import functools
 import hashlib
@@ -302,12 +303,15 @@ def _progress(total: int, *, enabled: bool):
 def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Found, report: Report,
                   *, gradebook=None, force_page: bool = False):
     """The autograded notebook and the feedback page, when missing or older than the ledger (the
-    page also when the written answers' marks in the gradebook are not those it shows, or
-    `force_page`). The page is what `nbgrader release_feedback` hands out after grading: the
-    assignment's `after_due` view (rlcourse.course.visibility) of the grade of record
-    (rlcourse.record.grades: the gradebook's total, the written answers' marks and states, the
-    late penalty), read from `gradebook` (an open nbgrader Gradebook; else one is opened).
-    Returns that Grade."""
+    page also when the written answers' marks in the gradebook are not those it shows, when the
+    student's deadline has passed since it was drawn, or `force_page`). The page is what `nbgrader
+    release_feedback` hands out: the grade of record (rlcourse.record.grades: the gradebook's
+    total, the written answers' marks and states, the late penalty, read from `gradebook`, an
+    open nbgrader Gradebook, else one is opened) as the assignment's feedback policy shows it at
+    this moment (rlcourse.course.visibility): a page written before the student's deadline seals
+    what waits for it, so feedback released early gives no prediction away, and the first run
+    after the deadline draws it again in full. Returns that Grade."""
+    from rlcourse.course.visibility import before_due, feedback_level
     from rlcourse.explain.feedback import marks_digest
     from rlcourse.explain.outputs import write_autograded_notebook, write_feedback_page
     from rlcourse.record.grades import grade_of_record
@@ -323,15 +327,24 @@ def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Foun
         write_autograded_notebook(autograded, submitted=entry.path, assignment=assignment, report=report)
     page = class_dir.feedback / entry.student / assignment.name / (Path(assignment.notebook).stem + ".html")
     grade = grade_of_record(gradebook, assignment, entry.student, report, submitted=entry.path)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    deadline = grade.timing.deadline if grade.timing is not None else None
+    level, early = feedback_level(assignment.feedback, deadline=deadline, now=now), before_due(deadline, now)
     if (force_page or not page.exists() or page.stat().st_mtime < stamp
-            or not _shows_marks(page, marks_digest(grade.written))):
+            or not _drawn_as(page, marks_digest(grade.written), view_key(level, early))):
         write_feedback_page(page, student=entry.student, assignment=assignment, grade=grade,
-                            submitted=entry.path, level=assignment.feedback.after_due)
+                            submitted=entry.path, level=level, due_passed=not early)
     return grade
 
 
-def _shows_marks(page: Path, digest: str) -> bool:
-    """Whether the page was drawn with these marks (its head carries their digest)."""
+def view_key(level: str, early: bool) -> str:
+    """What a page shows, as its head records it: the level and which side of the deadline."""
+    return f"{level}:{'before-due' if early else 'after-due'}"
+
+
+def _drawn_as(page: Path, digest: str, view: str) -> bool:
+    """Whether the page was drawn with these marks and this view (its head carries both)."""
     with open(page, "rb") as handle:
         head = handle.read(2048)
-    return f'name="rlcourse-marks" content="{digest}"'.encode() in head
+    return (f'name="rlcourse-marks" content="{digest}"'.encode() in head
+            and f'name="rlcourse-view" content="{view}"'.encode() in head)

@@ -88,9 +88,10 @@ def _cell_summary(items) -> str:
 
 
 def write_feedback_page(path: Path, *, student: str, assignment: Assignment, grade,
-                        submitted: Path | None, level: str = "full") -> None:
-    """The page for `grade` (rlcourse.grading.grade.Grade, the grade of record) at `level`, as read
-    after the due date (what `nbgrader release_feedback` hands out)."""
+                        submitted: Path | None, level: str = "full", due_passed: bool = True) -> None:
+    """The page for `grade` (rlcourse.grading.grade.Grade, the grade of record) at `level`, on
+    the side of the student's deadline `due_passed` says (what `nbgrader release_feedback` hands
+    out)."""
     from rlcourse.course.diagnoses import load_diagnoses
     from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids, write_feedback
     from rlcourse.course.submission import NotebookProblem, load_submission
@@ -105,5 +106,6 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, gra
                            todo_ids=todo_cell_ids(assignment.release_notebook),
                            diagnoses=load_diagnoses(assignment.grader_dir),
                            figures=assignment_figures(assignment, grade.report) if level == "full" else [],
-                           assignment_title=assignment.title, policy=assignment.feedback, level=level)
+                           assignment_title=assignment.title, policy=assignment.feedback, level=level,
+                           due_passed=due_passed)
     write_feedback(path, html)

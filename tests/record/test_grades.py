@@ -22,7 +22,10 @@ class PartlyRight:
             yield job, Report("ps1", "ps1.ipynb", [
                 ItemResult("policy_loss.value", 2.0, 2.0, True, cell="test_policy_loss"),
                 ItemResult("policy_loss.gradient", 1.0, 0.0, False, "gave 0", "loss_sign",
-                           cell="test_policy_loss")])
+                           cell="test_policy_loss"),
+                ItemResult("horizon.prediction", 1.0, 0.0, False, "you predicted 3",
+                           "prediction_reachable_is_enough", cell="test_predict_flip_horizon",
+                           kind="prediction")])
 
     def close(self):
         pass
@@ -136,3 +139,26 @@ def test_the_feedback_page_and_the_class_report_state_the_same_total(course):
 
     summary = write_class_outputs(assignment, class_dir)["TA report"].read_text()
     assert '<tr data-student="bob"><td>bob</td><td class="num">1.6 / 46</td><td class="num pending">4</td>' in summary
+
+
+def test_a_page_written_before_the_deadline_seals_the_prediction_and_the_next_run_after_it_opens_it(tmp_path):
+    """`nbgrader release_feedback` hands out whatever page autograde wrote: one written before a
+    student's deadline shows that the prediction was recorded, nothing more; the first run after
+    the deadline draws the page again in full, grading nothing."""
+    from rlcourse.record.gradebook import open_gradebook
+
+    assignment = make_course(tmp_path)
+    class_dir = new_class(tmp_path / "class", {"ada": FIRST_ANSWER})
+    tomorrow = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(days=1)
+    with open_gradebook(class_dir.db_url) as gradebook:
+        gradebook.update_or_create_assignment("ps1", duedate=tomorrow)
+    record(assignment, class_dir)
+    page = class_dir.feedback / "ada" / "ps1" / "ps1.html"
+    before = page.read_text()
+    assert "Answer recorded: graded after the due date" in before
+    assert "prediction_reachable_is_enough" not in before and 'id="sealed-total">1 more point' in before
+    with open_gradebook(class_dir.db_url) as gradebook:
+        gradebook.update_or_create_assignment("ps1", duedate=tomorrow - datetime.timedelta(days=2))
+    assert record(assignment, class_dir)["ada"].status == "late policy updated"  # the due date moved
+    after = page.read_text()
+    assert "prediction_reachable_is_enough" in after and "sealed-total" not in after
