@@ -30,6 +30,16 @@ def now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
+TOKEN_PREFIX = "rlc_"
+
+
+def new_token() -> str:
+    """A random token (256 bits) that a command line reads as a value: URL-safe base64 begins
+    with "-" one time in 64, and `--token -Xy...` is then taken for an option ("expected one
+    argument"), so every token starts with a fixed prefix, as GitHub's `ghp_` tokens do."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -121,7 +131,7 @@ class Store:
 
     def issue_all(self, users: list[str], *, staff: bool = False) -> list[tuple[str, str]]:
         """`issue` for each user, in one transaction (a class of 2,000 is one write to disk)."""
-        issued = [(user, secrets.token_urlsafe(32)) for user in users]
+        issued = [(user, new_token()) for user in users]
         with self.session.begin() as db:
             for user, token in issued:
                 self._revoke(db, user)

@@ -20,3 +20,19 @@ def test_an_older_store_gets_the_new_columns_and_keeps_its_rows(tmp_path):
     assert (row.student, row.status, row.regrade) == ("ada", "graded", False)
     assert row.created == datetime.datetime(2026, 3, 1, 10)
     assert store.queue_again(row.id, regrade=True).regrade is True
+
+
+def test_a_token_is_always_read_as_a_value_by_the_command_line(tmp_path):
+    """URL-safe base64 starts with "-" one time in 64: such a token after `--token` was taken for
+    an option ("expected one argument") and the student could not submit. Every token has a
+    prefix; the client's parser reads 300 of them as the token."""
+    import argparse
+
+    from rlcourse.web.client import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    issued = Store(tmp_path / "web.db").issue_all([f"s{number}" for number in range(300)])
+    for _, token in issued:
+        options = parser.parse_args(["ps1", "ps1.ipynb", "--server", "http://127.0.0.1:1", "--token", token])
+        assert options.token == token
