@@ -106,6 +106,26 @@ class TestSchedulerChecked:
             Scheduler.checked("inproc://192.0.2.10/1/2")
 
 
+class TestWebGradingProcess:
+    """`rlcourse web --scheduler` hands the scheduler to its grading process on the command line
+    (rlcourse.web.job), which checks it again."""
+
+    def test_the_scheduler_travels_whole(self, certificates):
+        from rlcourse.web.job import scheduler_from
+
+        for scheduler in (Scheduler.checked("tls://192.0.2.10:8786", certificates=certificates.folder),
+                          Scheduler.checked("tcp://192.0.2.10:8786", insecure=True),
+                          Scheduler.checked("tcp://127.0.0.1:8786")):
+            assert scheduler_from(scheduler.arguments()) == scheduler
+        assert scheduler_from([]) is None
+
+    def test_a_plain_address_beyond_the_loopback_is_refused_there_too(self):
+        from rlcourse.web.job import scheduler_from
+
+        with pytest.raises(UnsafeScheduler):
+            scheduler_from(["--scheduler", "tcp://192.0.2.10:8786"])
+
+
 class TestCheckListeners:
     def test_a_plain_listener_on_every_interface_is_refused(self):
         """A worker started without --host advertises 127.0.0.1 and binds 0.0.0.0."""
