@@ -76,8 +76,9 @@ class WarmGraders:
         from rlcourse.batch.service import engine_fingerprint
 
         self.scheduler = scheduler
-        """A Dask scheduler's address: the gradings run on its workers (rlcourse.batch.backends.Dask);
-        this process only sends them and records what comes back."""
+        """A checked Dask scheduler (rlcourse.batch.dask_security.Scheduler): the gradings run on
+        its workers (rlcourse.batch.backends.Dask); this process only sends them and records what
+        comes back."""
         self.engine = engine_fingerprint()
         self.backends: dict[str, tuple[str, object]] = {}
 
