@@ -40,6 +40,17 @@ HOSTILE_ANSWERS = {
     "form_button": '<form action="/api/contents/x" method="post"><button>Full credit</button></form>',
     "missing_attachment": "![sketch](attachment:missing.png)",
 }
+HOSTILE_CASES = {
+    "formgrader-html-event-handlers": ["img_onerror", "svg_onload", "details_ontoggle", "iframe_srcdoc"],
+    "formgrader-markdown-script-links": ["javascript_link", "mixed_case_link", "entity_link", "reference_link",
+                                         "autolink", "data_link", "html_link"],
+    "formgrader-images-the-ta-fetches": ["javascript_image", "tracking_image", "relative_image"],
+    "formgrader-parser-differentials": ["comment_trick", "math_breakout"],
+    "formgrader-fake-controls": ["style_overlay", "form_button"],
+    "formgrader-missing-attachment": ["missing_attachment"],
+}
+"""The hostile bank's cases (pytest.mark.hostile) these answers stand for: one attack each."""
+assert sorted(sum(HOSTILE_CASES.values(), [])) == sorted(HOSTILE_ANSWERS)
 SAFE_LINK = ("http://", "https://", "mailto:", "#")
 
 
@@ -122,7 +133,8 @@ def dangers(page_part: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("case", sorted(HOSTILE_ANSWERS))
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.hostile(name))
+                                  for name, cases in HOSTILE_CASES.items() for case in cases])
 def test_no_student_markup_survives_into_formgrader_s_page(tmp_path, case, baseline):
     """Is every hostile written answer drawn by formgrader's own exporter free of scripts,
     handlers, forms and unsafe links or images, and still readable by the TA?"""
@@ -142,6 +154,7 @@ def page_text(part: str) -> str:
     return "".join(texts)
 
 
+@pytest.mark.hostile("formgrader-forged-nbgrader-metadata")
 def test_a_student_s_nbgrader_metadata_never_reaches_the_page(tmp_path, baseline):
     """A forged grade_id (formgrader prints it into an attribute unescaped) and a cell posing
     as a graded one are the release's, or lose their nbgrader entry."""
@@ -196,6 +209,7 @@ def test_only_raster_attachments_are_kept():
     assert source == "![sketch](attachment:a.png)" and kept == {"a.png": {"image/png": "iVBORw0KGgo="}}
 
 
+@pytest.mark.hostile("formgrader-svg-attachment")
 def test_an_svg_attachment_is_not_drawn(tmp_path, baseline):
     svg = {"image/svg+xml": "PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+"}
     path = autograded(tmp_path, hostile_notebook("![sketch](attachment:s.svg)", attachments={"s.svg": svg}))
