@@ -3,6 +3,7 @@ autograded notebook rlcourse writes, drawn by nbgrader's own formgrade exporter 
 formgrader draws it (and without the course's nbgrader_config.py: rlcourse's layer alone), has
 no script, no event handler, no link or image a script could hide in, no metadata of the
 student's; and the TA still reads what the student wrote."""
+import functools
 import html.parser
 import json
 from collections import Counter
@@ -76,14 +77,18 @@ def autograded(tmp_path, notebook) -> Path:
 def formgrader_html(path: Path) -> str:
     """The page formgrader's SubmissionHandler writes for `path`: nbconvert's HTMLExporter with
     nbgrader's formgrade template (FormgradeExtension.build_extra_config), no other setting."""
-    from nbconvert.exporters import HTMLExporter
-    from nbgrader.server_extensions.formgrader import handlers
-
-    exporter = HTMLExporter(template_name="formgrade", extra_template_basedirs=[handlers.template_path])
     resources = {"assignment_id": "ps1", "notebook_id": "ps1", "submission_id": "1", "index": 0, "total": 1,
                  "base_url": "", "student": "mallory", "last_name": None, "first_name": None,
                  "notebook_path": "autograded/mallory/ps1/ps1.ipynb"}
-    return exporter.from_filename(str(path), resources=resources)[0]
+    return formgrade_exporter().from_filename(str(path), resources=resources)[0]
+
+
+@functools.cache
+def formgrade_exporter():
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+
+    return HTMLExporter(template_name="formgrade", extra_template_basedirs=[handlers.template_path])
 
 
 def notebook_part(page: str) -> str:
