@@ -151,6 +151,8 @@ def test_a_late_submission_is_refused_when_the_assignment_says_so(tmp_path):
     ({"window_minutes": "60"}, "window_minutes = '60'; it must be a positive whole number"),
     ({"accept_late": 1}, "accept_late = 1; it must be true or false"),
     ({"per_hour": 3}, "unknown key 'per_hour'"),
+    ({"history_megabytes": 0}, "history_megabytes = 0; it must be a positive whole number"),
+    ({"history_megabytes": 1.5}, "history_megabytes = 1.5; it must be a positive whole number"),
     ({"opens": "2026-03-01"}, "opens = '2026-03-01'; it must be a TOML date-time such as 2026-03-02T17:00:00Z"),
     ({"closes": datetime.date(2026, 3, 1)}, "closes = datetime.date(2026, 3, 1); it must be a TOML date-time"),
     ({"opens": datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc),
@@ -163,6 +165,8 @@ def test_the_web_table_is_checked(table, message):
         AssignmentConfig.from_table(data, where="assignment.toml")
     assert AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax"},
                                        where="x").web.submissions_per_window == 10
+    assert AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax"},
+                                       where="x").web.history_megabytes == 200
 
 
 def test_opens_and_closes_are_read_as_utc():
