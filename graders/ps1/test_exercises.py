@@ -3,11 +3,25 @@ from functools import partial
 
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, as_records, close, expect_close, fmt, item, negated
+from rlcourse.grading.rubric import (Failure, Field, as_array, as_records, close, expect_close, fmt, item,
+                                     negated, on_student_data)
 
 SAMPLED_TOL = dict(rtol=1e-3, atol=1e-5)
 """A float32 gradient over exercise 5's 32768 episodes against the float64 one on the same batch:
 correct forms land within half of it."""
+RECORD_FIELDS = dict(
+    observation=Field("integer", 0, 3, "the integer cells 0 to 3 (3 is the goal)"),
+    action=Field("integer", 0, 1, "the integer actions 0 (left) and 1 (right)"),
+    reward=Field("real", meaning="finite rewards"),
+    active=Field("flag"),
+    old_logp=Field("real", high=0.0, meaning="log-probabilities (finite, at most 0)"),
+)
+"""The notebook's contract for rollout's records, field by field (observations index the
+oracle's logits: a float one made it raise, and the submission was never graded)."""
+
+
+def records_of(value, *, what: str, keys) -> dict:
+    return as_records(value, what=what, fields={key: RECORD_FIELDS[key] for key in keys})
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
@@ -19,7 +33,8 @@ def test_changed_seed(student, exact, models, explain, params):
         raise Failure("bad_output", did=f"other_history has shape {history.shape}",
                       should="it should be the history train returns: one exact return per update, "
                              "starting with the untrained policy")
-    final = exact.dp_return(theta, 8)
+    with on_student_data("other_theta"):
+        final = exact.dp_return(theta, 8)
     # 0.9 and a gain of 0.35 with the default rewards; with the student's own, the same shares of
     # the way from the uniform policy's return to the best one, as the notebook's check asks.
     uniform, default_uniform = exact.uniform_return(), exact.uniform_return(corridor=exact.DEFAULT)
@@ -61,13 +76,15 @@ def test_changed_seed(student, exact, models, explain, params):
 @item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
 def test_frozen_reference(student, exact, explain):
     values = student.get("b", "old", "ratios", "old_grad")
-    batch = as_records(values["b"], what="b", keys=("observation", "action", "old_logp"))
+    batch = records_of(values["b"], what="b", keys=("observation", "action", "old_logp"))
     stored = batch["old_logp"]
     old = as_array(values["old"], what="old", shape=stored.shape)
-    expect_close(old, exact.log_pi(np.zeros(3), batch["observation"], batch["action"]),
+    with on_student_data("b"):
+        behaviour = exact.log_pi(np.zeros(3), batch["observation"], batch["action"])
+        new = exact.log_pi(np.ones(3), batch["observation"], batch["action"])
+    expect_close(old, behaviour,
                  what="old (the stored behaviour log-probabilities)", rtol=1e-5, atol=1e-6,
                  see="at zero logits every action has probability 1/2, so old should be log(0.5) everywhere.")
-    new = exact.log_pi(np.ones(3), batch["observation"], batch["action"])
     ratios = as_array(values["ratios"], what="ratios", shape=stored.shape)
     expect_close(ratios, np.exp(new - old), what="ratios", rtol=1e-4, atol=1e-5,
                  models={"ratio_inverted": np.exp(old - new)}, explain=explain,
@@ -134,9 +151,10 @@ def test_sampled_vs_exact(student, exact, models, explain):
                      "(exact_return(z + h e_i) - exact_return(z - h e_i)) / (2h) for each logit i with "
                      "h = 1e-3: exact is the gradient of the return itself, so the two should agree.",
                  fix="take jax.grad of exact_return and evaluate it at z.")
-    batch = as_records(values["batch"], what="batch",
+    batch = records_of(values["batch"], what="batch",
                        keys=("observation", "action", "reward", "active", "old_logp"))
-    on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
+    with on_student_data("batch"):
+        on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
     sampled = as_array(values["sampled"], what="sampled", shape=(3,))
     if not close(sampled, on_batch, **SAMPLED_TOL):
         # Crediting each action with the whole episode's return is a REINFORCE estimate too
@@ -145,7 +163,8 @@ def test_sampled_vs_exact(student, exact, models, explain):
         # float32 noise with a step cost of -0.01 and past it with -0.05, so whether it passed
         # would depend on the student's rewards: it is accepted at every one (returns_to_go's and
         # policy_loss's items catch it).
-        whole_returns = -models.loss_gradient(z, batch, "reinforce", 0.2, "returns_not_reward_to_go")
+        with on_student_data("batch"):
+            whole_returns = -models.loss_gradient(z, batch, "reinforce", 0.2, "returns_not_reward_to_go")
         if close(sampled, whole_returns, **SAMPLED_TOL):
             on_batch = whole_returns
     expect_close(sampled, on_batch, what="sampled", **SAMPLED_TOL,

@@ -257,6 +257,9 @@ class Grader:
         student.timings["graders"] = time.perf_counter() - started
         for problem in [*plugin.collection_errors, *plugin.internal_errors]:
             self.log(f"[{notebook}] grader problem: {problem}\n{problem.traceback}".rstrip())
+        for problem in plugin.student_data_errors:  # the student's loss, logged in case of an oracle bug
+            self.log(f"[{notebook}] {problem.item} lost (bad_output): the grader's computation on the "
+                     f"student's data raised at {problem}\n{problem.traceback}".rstrip())
         if plugin.collection_errors:
             raise NotGraded.graders_failed(plugin.collection_errors, collecting=True)
         return plugin.results, plugin.internal_errors
