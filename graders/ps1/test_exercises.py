@@ -3,29 +3,16 @@ from functools import partial
 
 import numpy as np
 
-from rlcourse.grading.rubric import (Failure, Field, as_array, as_records, close, expect_close, fmt, item,
-                                     negated, on_student_data)
+from rlcourse.grading.rubric import (Failure, as_array, close, expect_close, fmt, item, negated,
+                                     on_student_data)
 
 SAMPLED_TOL = dict(rtol=1e-3, atol=1e-5)
 """A float32 gradient over exercise 5's 32768 episodes against the float64 one on the same batch:
 correct forms land within half of it."""
-RECORD_FIELDS = dict(
-    observation=Field("integer", 0, 3, "the integer cells 0 to 3 (3 is the goal)"),
-    action=Field("integer", 0, 1, "the integer actions 0 (left) and 1 (right)"),
-    reward=Field("real", meaning="finite rewards"),
-    active=Field("flag"),
-    old_logp=Field("real", high=0.0, meaning="log-probabilities (finite, at most 0)"),
-)
-"""The notebook's contract for rollout's records, field by field (observations index the
-oracle's logits: a float one made it raise, and the submission was never graded)."""
-
-
-def records_of(value, *, what: str, keys) -> dict:
-    return as_records(value, what=what, fields={key: RECORD_FIELDS[key] for key in keys})
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
-def test_changed_seed(student, exact, models, explain, params):
+def test_changed_seed(student, exact, models, explain, params, given_loop):
     values = student.get("other_theta", "other_history", "theta_pg")
     theta = as_array(values["other_theta"], what="other_theta", shape=(3,))
     history = as_array(values["other_history"], what="other_history")
@@ -71,10 +58,24 @@ def test_changed_seed(student, exact, models, explain, params):
                       see="print PARAMS['seed'] beside the seed, method and epochs your train(...) call uses.",
                       fix="train with your own seed, train(seed=PARAMS['seed'], method='reinforce', "
                           "epochs=1), and keep both of what it returns as other_theta and other_history.")
+    # The run above is the notebook's own `train`, inside which a loss can tell it is training;
+    # the grader's replay of the same loop (conftest.py) asks the loss as every item does.
+    replayed = given_loop.train(seed, method="reinforce", epochs=1)
+    with on_student_data(f"the logits training from your seed {seed} ended on"):
+        replayed_return = exact.dp_return(replayed, 8)
+    if not replayed_return > good:
+        raise Failure("training_not_improving",
+                      did=f"REINFORCE training from your seed {seed}, run by the grader with your "
+                          f"policy_loss, ended at an exact return of {fmt(replayed_return, 4)}, though "
+                          f"your other_theta reaches {fmt(final, 4)}",
+                      should=f"the same training should end above {fmt(good, 4)} however it is run: "
+                             "a loss must be the same function inside train as anywhere else",
+                      see="call policy_loss on one of train's batches inside and outside train and "
+                          "compare; then check the policy_loss items above.")
 
 
 @item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
-def test_frozen_reference(student, exact, explain):
+def test_frozen_reference(student, exact, explain, records_of):
     values = student.get("b", "old", "ratios", "old_grad")
     batch = records_of(values["b"], what="b", keys=("observation", "action", "old_logp"))
     stored = batch["old_logp"]
@@ -135,7 +136,7 @@ def test_clipping_signs(student, exact, explain, params):
 
 
 @item(1, cell="test_exercise_sampled_vs_exact", title="sampled against exact gradient")
-def test_sampled_vs_exact(student, exact, models, explain):
+def test_sampled_vs_exact(student, exact, models, explain, records_of):
     """`exact` must be grad J exactly; `sampled` must be minus the REINFORCE loss gradient on the
     notebook's own batch (checked exactly on that batch), and agree with grad J within the
     sampling tolerance the notebook states."""
