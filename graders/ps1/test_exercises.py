@@ -102,6 +102,22 @@ def test_frozen_reference(student, exact, explain, records_of):
                       see="part 3 of policy_loss's visible checks asks the same of policy_loss: run it, "
                           "and print where old_grad is non-zero.",
                       fix="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
+    # old_grad is a variable the notebook sets: the grader takes the same gradient itself, of the
+    # same loss at the same point (jnp.ones(3) on b), through the call every item makes.
+    _, own = student.value_and_grad("policy_loss", np.ones(3, dtype=np.float32), values["b"],
+                                    wrt=("records", "old_logp"), compiled=True)
+    own = as_array(own, what="the gradient of policy_loss(jnp.ones(3), b) with respect to b['old_logp']",
+                   shape=stored.shape)
+    if np.any(own != 0):
+        raise Failure("old_logp_not_frozen",
+                      did=f"old_grad is all zeros, but the gradient of your policy_loss(jnp.ones(3), b) "
+                          f"with respect to b['old_logp'] is not (largest {fmt(np.max(np.abs(own)))})",
+                      should="no gradient may flow into the stored behaviour log-probabilities, and "
+                             "old_grad should be that gradient, as jax.grad of your policy_loss gives it",
+                      see="part 3 of policy_loss's visible checks differentiates the loss with respect to "
+                          "old_logp: that gradient should be all zeros.",
+                      fix="use jax.lax.stop_gradient(records['old_logp']) in policy_loss, and compute "
+                          "old_grad with jax.grad of it.")
 
 
 @item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2",
