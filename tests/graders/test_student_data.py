@@ -160,6 +160,7 @@ def recorded(request, course):
         yield grader, assignment, recorder
 
 
+@pytest.mark.hostile("replies-outside-the-contract")
 @pytest.mark.parametrize("twist", sorted(TWISTS))
 def test_no_reply_makes_a_grader_fail(recorded, twist):
     """Each twist of every reply costs items, never the grading: no grader_error anywhere."""
