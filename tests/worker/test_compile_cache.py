@@ -145,6 +145,11 @@ def test_a_student_worker_sees_no_cache_folder_and_gets_its_own_programs_by_key(
         assert seen["listed"] in ("PermissionError", "FileNotFoundError")  # Landlock; not mounted
         assert seen["read"] in ("PermissionError", "FileNotFoundError")
         assert worker.cache_server.served >= 1, "the program it built was the warm-up's: served by key"
+        # A program of its own the warm-up never compiled (the same function at another shape):
+        # asked for by its key, and answered with nothing.
+        asked, served = worker.cache_server.asked, worker.cache_server.served
+        worker.request("run_cell", {"index": 1, "source": "other = double(jnp.ones(6))\n"}, timeout=120)
+        assert worker.cache_server.asked > asked and worker.cache_server.served == served
         worker.kill()
     finally:
         launcher.close()
