@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from rlcourse import engine_version
 from rlcourse.course.directory import Course, CourseError
 
 
@@ -304,6 +305,8 @@ def _doctor(options) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlcourse", description="Grade reinforcement-learning notebooks with hidden, exact graders.")
+    parser.add_argument("--version", action="version", version=f"rlcourse {engine_version()}",
+                        help="print the installed engine's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     grade = commands.add_parser("grade", help="grade notebooks of one assignment and print reports")
