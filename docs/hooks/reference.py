@@ -20,6 +20,7 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import itertools
 import textwrap
 import tomllib
 from pathlib import Path
@@ -98,8 +99,11 @@ def argument_row(action: argparse.Action) -> str:
 
 
 def cell(text: str) -> str:
-    """Text for a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text for a Markdown table cell: one line, pipes escaped, and `<name>` outside code spans
+    shown as written rather than taken for an HTML tag."""
+    parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
+    return "`".join(part if inside else part.replace("<", "&lt;").replace(">", "&gt;")
+                    for inside, part in zip(itertools.cycle((False, True)), parts))
 
 
 def cli_reference(parser: argparse.ArgumentParser | None = None) -> str:
@@ -213,6 +217,10 @@ def config_keys() -> list[Key]:
     return keys
 
 
+def shown_default(default: str) -> str:
+    return "" if not default else "required" if default == "required" else f"`{cell(default)}`"
+
+
 def undocumented_keys() -> list[str]:
     return [f"[{key.table}] {key.name}" if key.table else key.name
             for key in config_keys() if not key.description.strip()]
@@ -229,7 +237,7 @@ def config_reference() -> str:
     for table in dict.fromkeys(key.table for key in keys):
         lines += [f"## `[{table}]`\n" if table else "## Top-level keys\n",
                   "| key | must be | default | what it means |", "|---|---|---|---|"]
-        lines += [f"| `{key.name}` | {cell(key.must_be)} | {cell(key.default) and f'`{cell(key.default)}`'} | "
+        lines += [f"| `{key.name}` | {cell(key.must_be)} | {shown_default(key.default)} | "
                   f"{cell(key.description)} |" for key in keys if key.table == table] + [""]
     lines += ["ps1's file is a full example: `graders/ps1/assignment.toml`. The time limits a "
               "file leaves out are derived from the reference's own run "
