@@ -1,6 +1,9 @@
 """rlcourse: autograded reinforcement-learning coursework, graded by hidden exact graders."""
+import functools
 
 
+
+@functools.cache
 def engine_version() -> str:
     """The installed package's version, from its metadata (pyproject.toml's `version`, as pip
     installed it): what `rlcourse --version` prints, and what every report and feedback page

@@ -302,11 +302,22 @@ def _doctor(options) -> int:
     return 0
 
 
+class _PrintVersion(argparse.Action):
+    """`rlcourse --version`: the version is looked up only when asked for (reading the package's
+    metadata costs tens of milliseconds, which every other command would pay at start)."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"rlcourse {engine_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlcourse", description="Grade reinforcement-learning notebooks with hidden, exact graders.")
-    parser.add_argument("--version", action="version", version=f"rlcourse {engine_version()}",
-                        help="print the installed engine's version and exit")
+    parser.add_argument("--version", action=_PrintVersion, help="print the installed engine's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     grade = commands.add_parser("grade", help="grade notebooks of one assignment and print reports")
