@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # nbgrader starts alembic and jupyter by name, so the environment's bin/ must be on PATH.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo web-demo lint test test-install test-fast release claims benchmark clean
+.PHONY: install demo web-demo lint test test-install test-fast docs release claims benchmark clean
 
 install: $(VENV)/.installed
 
@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt tests/web/hub-proxy/package-l
 		|| echo "shellcheck could not be installed: the Gradescope scripts' check will fail"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint,hub,test]"
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint,hub,test,docs]"
 	@# JupyterHub's proxy, from npm at the versions of its lock file, for the real-hub test.
 	@command -v npm >/dev/null || (apt-get update -qq && apt-get install -y -qq npm) \
 		|| echo "npm could not be installed: tests/web/test_jupyterhub_real.py will be skipped"
@@ -66,6 +66,12 @@ test-install: install
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow and not install" -n 2 --dist loadfile
+
+# The documentation site (mkdocs.yml) into site/: --strict fails on a broken link, a page left
+# out of the nav or an undocumented option or key (the reference pages are generated from the
+# code by docs/hooks/reference.py). `make test` runs the same build (tests/docs/test_site.py).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean --site-dir site
 
 # Every assignment, as rlcourse finds them (Course.assignment_names: graders/<name>/assignment.toml),
 # whatever its name: `rlcourse new hw1` makes one that a `source/ps*` pattern would miss.

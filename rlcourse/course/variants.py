@@ -35,6 +35,11 @@ PRINTED = "Your parameters"
 KEYS = {"enabled": "true or false", "salt": "a non-empty string", "parameters": "a table"}
 PARAMETER_KEYS = {"values": "a list of numbers", "range": "[low, high], two whole numbers",
                   "default": "one of the allowed values"}
+PARAMETER_MEANINGS = {"values": "the allowed values, in order: the student's id picks one",
+                      "range": "instead of values: every whole number from low to high, both included",
+                      "default": "the value of a notebook graded without a student id, and of "
+                                 "every figure the notebook states"}
+"""What each key of a parameter's entry means (the documentation's reference is drawn from it)."""
 
 
 class VariantsError(ValueError):
@@ -64,8 +69,12 @@ class Parameter:
 @attrs.frozen
 class Variants:
     enabled: bool = False
+    """Whether students get their own values (true when the table is there and does not say
+    false); off, everyone is graded with the defaults."""
     salt: str = ""
+    """The course's public key to the derivation: changing it changes every student's values."""
     parameters: tuple[Parameter, ...] = ()
+    """`[variants.parameters]`: each parameter's allowed values and default, by name."""
 
     @classmethod
     def from_table(cls, table, *, where: str) -> "Variants":
