@@ -9,7 +9,7 @@ import pytest
 
 from rlcourse.course.solutions import load_course_module, load_solution
 
-from figure_data import collected
+from figure_data import collected, graded_page, leaked_source_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 feedback = load_course_module(ROOT / "graders" / "ps2" / "feedback.py", "rlcourse_graders.ps2.feedback")
@@ -131,6 +131,19 @@ class TestCollectedFromWorkers:
             assert (x.min(), x.max()) == pytest.approx((0.9, 1.1))
         labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
         assert "clipping band 1 ± 0.1" in labels and not any("0.2" in label for label in labels)
+
+
+@pytest.mark.slow
+def test_a_graded_page_has_both_figures_and_no_grader_or_solution_line(course, tmp_path):
+    """The pipeline collects the figures' data after the graders, and the page they are drawn on
+    quotes no line of graders/ps2 or solutions/ps2 (the figure module's own included)."""
+    ps2 = course.assignment("ps2")
+    report, page, path = graded_page(ps2, "buggy_trace_not_cut_at_boundary", tmp_path)
+    assert set(report.artifacts) == {"gae", "surrogate"}
+    assert {item.id for item in report.failed()} == {"gae.exact_advantage", "gae.buffers"}
+    assert page.count('src="data:image/png;base64,') == 2
+    assert len(list((ROOT / "graders" / "ps2").glob("*.py"))) >= 10
+    assert leaked_source_lines(page, ps2, path) == []
 
 
 class TestTheCorrectSurrogateWaitsForTheDueDate:

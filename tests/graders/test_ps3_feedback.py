@@ -8,7 +8,7 @@ import pytest
 
 from rlcourse.course.solutions import load_course_module, load_solution
 
-from figure_data import collected
+from figure_data import collected, graded_page, leaked_source_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 feedback = load_course_module(ROOT / "graders" / "ps3" / "feedback.py", "rlcourse_graders.ps3.feedback")
@@ -123,6 +123,19 @@ class TestCollectedFromWorkers:
         # The finite differences are the same whoever's gradient is drawn beside them.
         reference = lines_of(drawn(artifacts["reference"], "The gradient check").axes[1])
         np.testing.assert_allclose(line.get_xdata(), reference["one entry of your gradient"].get_xdata())
+
+
+@pytest.mark.slow
+def test_a_graded_page_has_both_figures_and_no_grader_or_solution_line(course, tmp_path):
+    """The pipeline collects the figures' data after the graders, and the page they are drawn on
+    quotes no line of graders/ps3 or solutions/ps3 (the figure module's own included)."""
+    ps3 = course.assignment("ps3")
+    report, page, path = graded_page(ps3, "buggy_gae_trace_runs_past_truncation", tmp_path)
+    assert set(report.artifacts) == {"returns", "gradients"}
+    assert {item.id for item in report.failed()} == {"gae.values"}
+    assert page.count('src="data:image/png;base64,') == 2
+    assert len(list((ROOT / "graders" / "ps3").glob("*.py"))) >= 10
+    assert leaked_source_lines(page, ps3, path) == []
 
 
 def test_figures_tolerate_malformed_artifacts():
