@@ -101,11 +101,21 @@ def _surrogate(student, params: dict) -> dict:
         try:
             values = _finite_array(student.call("clipped_surrogate", RATIOS.copy(),
                                                 np.full(RATIOS.shape, advantage), eps=eps))
-        except Exception:  # noqa: BLE001 - one sign may fail (a hang is refused at once the next time)
+        except Exception as error:  # noqa: BLE001 - one sign may fail alone
+            _unless_the_worker_is_lost(error)
             continue
         if values is not None and values.shape == RATIOS.shape:
             curves[_sign_key(advantage)] = _plain(values)
     return {"eps": eps, "ratios": _plain(RATIOS), "student": curves} if curves else {}
+
+
+def _unless_the_worker_is_lost(error: Exception) -> None:
+    """Re-raise a hang or a crash: asking the next call would wait out another limit or start a
+    fresh worker (the cells again) for a figure; any other failure leaves only this panel out."""
+    from rlcourse.worker.errors import WorkerError
+
+    if isinstance(error, WorkerError) and error.kind in ("timeout", "worker_crashed"):
+        raise error
 
 
 def _finite_array(value) -> np.ndarray | None:

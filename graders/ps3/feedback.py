@@ -110,7 +110,8 @@ def _returns(student) -> dict:
     buffer = inputs["buffer"]
     try:
         advantages = _array(student.call("gae", *(buffer[key] for key in BUFFER_KEYS), GAMMA, LAM))
-    except Exception:  # noqa: BLE001 - the returns' panel is kept without it
+    except Exception as error:  # noqa: BLE001 - the returns' panel is kept without it
+        _unless_the_worker_is_lost(error)
         advantages = None
     if advantages is not None and advantages.shape == buffer["rewards"].shape:
         data |= {"buffer": {key: _plain(value) for key, value in buffer.items()},
@@ -129,11 +130,21 @@ def _gradients(student) -> dict:
                                                    inputs["actions"], inputs["advantages"], eps=EPS))):
         try:
             gradient = _array(call())
-        except Exception:  # noqa: BLE001 - one function failing leaves the other's panel
+        except Exception as error:  # noqa: BLE001 - one function failing leaves the other's panel
+            _unless_the_worker_is_lost(error)
             continue
         if gradient is not None and gradient.shape == probs.shape:
             data[f"student_{key}"] = _plain(gradient)
     return data if {"student_reinforce", "student_ppo"} & set(data) else {}
+
+
+def _unless_the_worker_is_lost(error: Exception) -> None:
+    """Re-raise a hang or a crash: asking the next call would wait out another limit or start a
+    fresh worker (the cells again) for a figure; any other failure leaves only this panel out."""
+    from rlcourse.worker.errors import WorkerError
+
+    if isinstance(error, WorkerError) and error.kind in ("timeout", "worker_crashed"):
+        raise error
 
 
 def _array(value) -> np.ndarray | None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rlcourse.course.solutions import load_course_module, load_solution
+from rlcourse.worker.errors import WorkerError
 
 from figure_data import collected, graded_page, leaked_source_lines
 
@@ -179,6 +180,41 @@ class TestTheCorrectSurrogateWaitsForTheDueDate:
         concepts = load_course_module(ROOT / "graders" / "ps2" / "test_concepts.py", "ps2_concepts_for_figures")
         names = {name.removeprefix("test_") for name in vars(concepts) if name.startswith("test_")}
         assert {item.removeprefix("concepts.") for item in feedback.SURROGATE_ANSWERS} <= names
+
+
+class FailingStudent:
+    """A compute_gae that raises, and a clipped_surrogate that fails as `failure` says for the
+    advantages of sign `failing`, and is correct for the other sign."""
+
+    def __init__(self, failure, failing=-1.0):
+        self.failure, self.failing, self.calls = failure, failing, []
+
+    def call(self, function, *args, **kwargs):
+        self.calls.append(function)
+        if function == "compute_gae":
+            raise WorkerError("raised", "calling compute_gae raised NotImplementedError")
+        ratio, advantages = args
+        if np.sign(advantages[0]) == self.failing:
+            raise WorkerError(self.failure, f"calling clipped_surrogate: {self.failure}")
+        return exact.surrogate(ratio, advantages, kwargs["eps"])
+
+
+class TestFailures:
+    def test_a_sign_that_raises_leaves_its_panel_empty_and_the_other_drawn(self):
+        student = FailingStudent("raised")
+        artifacts = feedback.collect(student, {})
+        assert set(artifacts) == {"surrogate"} and set(artifacts["surrogate"]["student"]) == {"positive"}
+        assert student.calls == ["compute_gae", "clipped_surrogate", "clipped_surrogate"]
+        _, figure = drawn(artifacts, "Your clipped surrogate", sealed=frozenset())
+        positive, negative = lines_of(figure)
+        assert "your clipped_surrogate" in positive and "your clipped_surrogate" not in negative
+        assert [text.get_text() for text in figure.axes[1].texts] == ["your clipped_surrogate gave no value here"]
+
+    @pytest.mark.parametrize("kind", ["timeout", "worker_crashed"])
+    def test_a_hang_or_a_crash_is_not_asked_again(self, kind):
+        student = FailingStudent(kind, failing=1.0)  # the first sign asked
+        assert feedback.collect(student, {}) == {}
+        assert student.calls == ["compute_gae", "clipped_surrogate"]
 
 
 def test_figures_tolerate_malformed_artifacts():

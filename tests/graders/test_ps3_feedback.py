@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rlcourse.course.solutions import load_course_module, load_solution
+from rlcourse.worker.errors import WorkerError
 
 from figure_data import collected, graded_page, leaked_source_lines
 
@@ -136,6 +137,34 @@ def test_a_graded_page_has_both_figures_and_no_grader_or_solution_line(course, t
     assert page.count('src="data:image/png;base64,') == 2
     assert len(list((ROOT / "graders" / "ps3").glob("*.py"))) >= 10
     assert leaked_source_lines(page, ps3, path) == []
+
+
+class PartlyWrittenStudent:
+    """discounted_returns and reinforce_logit_grad written (the oracle's), gae and ppo_logit_grad
+    still raising NotImplementedError."""
+
+    def __init__(self):
+        self.calls = []
+
+    def call(self, function, *args, **kwargs):
+        self.calls.append(function)
+        if function == "discounted_returns":
+            return exact.reward_to_go(*args)
+        if function == "reinforce_logit_grad":
+            probs, actions, weights = args
+            return exact.reinforce_logit_grad(np.log(probs), actions, weights)
+        raise WorkerError("raised", f"calling {function} raised NotImplementedError")
+
+
+def test_a_function_not_written_yet_leaves_only_its_panel_out():
+    student = PartlyWrittenStudent()
+    artifacts = feedback.collect(student)
+    assert "student_gae" not in artifacts["returns"] and "student_ppo" not in artifacts["gradients"]
+    assert student.calls == ["discounted_returns", "gae", "reinforce_logit_grad", "ppo_logit_grad"]
+    returns, gradients = (figure for _, figure in feedback.figures(artifacts))
+    assert len(returns.axes) == 1 and len(gradients.axes) == 1
+    line = lines_of(gradients.axes[0])["one entry of your gradient"]
+    np.testing.assert_allclose(line.get_ydata(), line.get_xdata(), atol=1e-8)
 
 
 def test_figures_tolerate_malformed_artifacts():
