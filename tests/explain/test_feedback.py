@@ -14,8 +14,8 @@ import pytest
 
 from rlcourse.report.class_report import diagnosis_counts, write_class_report
 from rlcourse.course.diagnoses import load_diagnoses
-from rlcourse.explain.feedback import (PNG_SIGNATURE, figure_png, render_feedback, todo_cell_ids,
-                               write_feedback)
+from rlcourse.explain.feedback import (PNG_SIGNATURE, assignment_figures, figure_png, render_feedback,
+                                       sealed_item_ids, todo_cell_ids, write_feedback)
 from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.submission import CodeCell, load_submission
@@ -288,6 +288,45 @@ class TestRealReport:
         assert set(report.artifacts) == {"clip_objective", "training"}
         assert page.count('src="data:image/png;base64,') == 2
         assert report.failed() and all(f'id="item-{item.id}"' in page for item in report.failed())
+
+
+# --- figures that would answer a sealed item -----------------------------------------------------
+class TestFiguresBeforeTheDueDate:
+    """ps2's right clipped surrogate answers three concept checks (graders/ps2/feedback.py): the
+    page leaves it out while they are sealed, and draws it once they are not."""
+
+    def ps2_report(self):
+        ratios = np.linspace(0.31, 1.69, 29)
+        concept = ItemResult("concepts.clipped_value", 1.0, 0.0, False, "", None,
+                             "concept check: the clipped objective by hand, A < 0", "test_concept_checks",
+                             kind="concept")
+        return Report("ps2", "ps2.ipynb", [concept], sha256="cd" * 32, artifacts={"surrogate": {
+            "eps": 0.2, "ratios": ratios.tolist(),
+            "student": {"positive": ratios.tolist(), "negative": (-ratios).tolist()}}})
+
+    def test_the_sealed_items_are_those_student_view_holds_back(self, course):
+        policy, grade = course.assignment("ps2").feedback, Grade(self.ps2_report())
+        assert sealed_item_ids(grade, policy=policy, level="full", due_passed=False) == {"concepts.clipped_value"}
+        assert sealed_item_ids(grade, policy=policy, level="full", due_passed=True) == frozenset()
+
+    @pytest.mark.parametrize("due_passed, caption", [
+        (False, "Your clipped surrogate (the correct curve is shown after the due date)"),
+        (True, "Your clipped surrogate against the correct one")])
+    def test_the_page_draws_the_right_curve_only_after_the_due_date(self, course, tmp_path, due_passed,
+                                                                    caption):
+        from rlcourse.explain.outputs import write_feedback_page
+
+        path = tmp_path / "ps2.html"
+        write_feedback_page(path, student="ada", assignment=course.assignment("ps2"),
+                            grade=Grade(self.ps2_report()), submitted=None, due_passed=due_passed)
+        page = path.read_text()
+        assert page.count('src="data:image/png;base64,') == 1
+        assert f"<figcaption>{caption}</figcaption>" in page
+
+    def test_a_figures_function_without_sealed_is_called_as_before(self, ps1):
+        report = make_report(artifacts=synthetic_artifacts(load_course_module(
+            ROOT / "graders" / "ps1" / "feedback.py", "rlcourse_graders.ps1.feedback")))
+        assert len(assignment_figures(ps1, report, sealed=frozenset({"policy_loss.ppo_value"}))) == 2
 
 
 # --- the browser ---------------------------------------------------------------------------------
