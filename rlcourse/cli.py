@@ -107,6 +107,35 @@ def _class_dir(options):
     return ClassDirectory((options.course_dir or Course.find().root).resolve())
 
 
+def _scheduler(options):
+    """--scheduler, --dask-certs and --insecure as one checked scheduler (None without
+    --scheduler); an unsafe one stops the command here (rlcourse.batch.dask_security)."""
+    from rlcourse.batch.dask_security import Scheduler, UnsafeScheduler
+
+    if not options.scheduler:
+        if options.dask_certs or options.insecure:
+            raise UnsafeScheduler("--dask-certs and --insecure are for --scheduler ADDRESS")
+        return None
+    return Scheduler.checked(options.scheduler, certificates=options.dask_certs,
+                             insecure=options.insecure)
+
+
+def _dask_certs(options) -> int:
+    from rlcourse.batch.dask_security import make_certificates
+
+    try:
+        certificates = make_certificates(options.folder, hosts=options.host or (), days=options.days)
+    except FileExistsError as error:
+        print(f"rlcourse: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote the cluster's CA and the scheduler's, workers' and client's certificates in "
+          f"{certificates.folder} (keys: mode 600; copy each machine only what its role needs)")
+    host = (options.host or ["HOST"])[0]
+    for line in certificates.commands(host):
+        print(f"  {line}")
+    return 0
+
+
 def _autograde(options) -> int:
     from rlcourse.batch.autograde import autograde, tally
     from rlcourse.course.lateness import LatePolicyError
@@ -115,11 +144,12 @@ def _autograde(options) -> int:
 
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
+    scheduler = _scheduler(options)
     try:
         outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
                              force=options.force, strategy=options.strategy,
                              isolation=options.isolation, workers=options.workers,
-                             backend=options.backend, scheduler=options.scheduler)
+                             backend=options.backend, scheduler=scheduler)
     except LatePolicyError as error:
         print(f"rlcourse: stopped, nothing more was recorded: {error}", file=sys.stderr)
         return 2
@@ -229,7 +259,7 @@ def _web(options) -> int:
     given = urllib.parse.urlsplit(os.environ.get("JUPYTERHUB_SERVICE_URL", "")) if hub else None
     if given and given.hostname and port is None:
         host, port = given.hostname, given.port or 80
-    service = WebService(Course.find(), _class_dir(options), scheduler=options.scheduler,
+    service = WebService(Course.find(), _class_dir(options), scheduler=_scheduler(options),
                          graders=options.graders or default_workers())
     try:
         return run_web(service, host=host, port=8000 if port is None else port, hub=hub)
@@ -319,8 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     autograde.add_argument("--backend", choices=("local", "dask"), default="local",
                            help="grading processes on this machine (default), or Dask workers")
     autograde.add_argument("--scheduler", metavar="ADDRESS",
-                           help="a Dask scheduler to send submissions to, e.g. tcp://HOST:8786 "
-                                "(implies --backend dask; without it, dask starts a LocalCluster)")
+                           help="a Dask scheduler to send submissions to, e.g. tls://HOST:8786 with "
+                                "--dask-certs (implies --backend dask; without it, dask starts a "
+                                "LocalCluster)")
     autograde.add_argument("--no-similarity", action="store_true",
                            help="skip the similarity report (default: written at the end; it "
                                 "costs seconds where grading the class costs minutes)")
@@ -365,8 +396,28 @@ def build_parser() -> argparse.ArgumentParser:
                      help="gradings side by side (default: one per core; with --scheduler, as many "
                           "as the cluster has workers is sensible); each grading process stays warm")
     web.add_argument("--scheduler", default=None,
-                     help="a Dask scheduler's address: gradings run on its workers")
+                     help="a Dask scheduler's address, e.g. tls://HOST:8786 with --dask-certs: "
+                          "gradings run on its workers")
     web.set_defaults(run=_web)
+    for sub in (autograde, web):
+        sub.add_argument("--dask-certs", type=Path, default=None, metavar="DIR",
+                         help="the folder `rlcourse dask certs` wrote: connect to a tls:// "
+                              "scheduler with its client certificate")
+        sub.add_argument("--insecure", action="store_true",
+                         help="accept a plain tcp:// scheduler beyond the loopback (whoever reaches "
+                              "it runs code as the grader: only on a network only staff can reach)")
+
+    dask = commands.add_parser("dask", help="a Dask cluster to grade on, safely")
+    dask_commands = dask.add_subparsers(dest="dask_command", required=True)
+    certs = dask_commands.add_parser(
+        "certs", help="write a CA and the scheduler's, workers' and client's TLS certificates, "
+                      "and print the commands that start a cluster on them")
+    certs.add_argument("folder", type=Path, metavar="DIR", help="a new or empty folder (made 0700)")
+    certs.add_argument("--host", action="append", metavar="NAME",
+                       help="a name or address the scheduler and workers are reached by "
+                            "(repeatable; recorded in the certificates, shown in the commands)")
+    certs.add_argument("--days", type=int, default=365, help="how long they are valid (default: 365)")
+    certs.set_defaults(run=_dask_certs)
 
     students = commands.add_parser("students", help="the students' access to `rlcourse web`")
     students_commands = students.add_subparsers(dest="students_command", required=True)

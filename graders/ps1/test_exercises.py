@@ -3,7 +3,8 @@ from functools import partial
 
 import numpy as np
 
-from rlcourse.grading.rubric import Failure, as_array, as_records, close, expect_close, fmt, item, negated
+from rlcourse.grading.rubric import (Failure, as_array, close, expect_close, fmt, item, negated,
+                                     on_student_data)
 
 SAMPLED_TOL = dict(rtol=1e-3, atol=1e-5)
 """A float32 gradient over exercise 5's 32768 episodes against the float64 one on the same batch:
@@ -11,7 +12,7 @@ correct forms land within half of it."""
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
-def test_changed_seed(student, exact, models, explain, params):
+def test_changed_seed(student, exact, models, explain, params, given_loop):
     values = student.get("other_theta", "other_history", "theta_pg")
     theta = as_array(values["other_theta"], what="other_theta", shape=(3,))
     history = as_array(values["other_history"], what="other_history")
@@ -19,7 +20,8 @@ def test_changed_seed(student, exact, models, explain, params):
         raise Failure("bad_output", did=f"other_history has shape {history.shape}",
                       should="it should be the history train returns: one exact return per update, "
                              "starting with the untrained policy")
-    final = exact.dp_return(theta, 8)
+    with on_student_data("other_theta"):
+        final = exact.dp_return(theta, 8)
     # 0.9 and a gain of 0.35 with the default rewards; with the student's own, the same shares of
     # the way from the uniform policy's return to the best one, as the notebook's check asks.
     uniform, default_uniform = exact.uniform_return(), exact.uniform_return(corridor=exact.DEFAULT)
@@ -56,18 +58,34 @@ def test_changed_seed(student, exact, models, explain, params):
                       see="print PARAMS['seed'] beside the seed, method and epochs your train(...) call uses.",
                       fix="train with your own seed, train(seed=PARAMS['seed'], method='reinforce', "
                           "epochs=1), and keep both of what it returns as other_theta and other_history.")
+    # The run above is the notebook's own `train`, inside which a loss can tell it is training;
+    # the grader's replay of the same loop (conftest.py) asks the loss as every item does.
+    replayed = given_loop.train(seed, method="reinforce", epochs=1)
+    with on_student_data(f"the logits training from your seed {seed} ended on"):
+        replayed_return = exact.dp_return(replayed, 8)
+    if not replayed_return > good:
+        raise Failure("training_not_improving",
+                      did=f"REINFORCE training from your seed {seed}, run by the grader with your "
+                          f"policy_loss, ended at an exact return of {fmt(replayed_return, 4)}, though "
+                          f"your other_theta reaches {fmt(final, 4)}",
+                      should=f"the same training should end above {fmt(good, 4)} however it is run: "
+                             "a loss must be the same function inside train as anywhere else",
+                      see="call policy_loss on one of train's batches inside and outside train and "
+                          "compare; then check the policy_loss items above.")
 
 
 @item(2, cell="test_exercise_frozen_reference", title="frozen behaviour reference")
-def test_frozen_reference(student, exact, explain):
+def test_frozen_reference(student, exact, explain, records_of):
     values = student.get("b", "old", "ratios", "old_grad")
-    batch = as_records(values["b"], what="b", keys=("observation", "action", "old_logp"))
+    batch = records_of(values["b"], what="b", keys=("observation", "action", "old_logp"))
     stored = batch["old_logp"]
     old = as_array(values["old"], what="old", shape=stored.shape)
-    expect_close(old, exact.log_pi(np.zeros(3), batch["observation"], batch["action"]),
+    with on_student_data("b"):
+        behaviour = exact.log_pi(np.zeros(3), batch["observation"], batch["action"])
+        new = exact.log_pi(np.ones(3), batch["observation"], batch["action"])
+    expect_close(old, behaviour,
                  what="old (the stored behaviour log-probabilities)", rtol=1e-5, atol=1e-6,
                  see="at zero logits every action has probability 1/2, so old should be log(0.5) everywhere.")
-    new = exact.log_pi(np.ones(3), batch["observation"], batch["action"])
     ratios = as_array(values["ratios"], what="ratios", shape=stored.shape)
     expect_close(ratios, np.exp(new - old), what="ratios", rtol=1e-4, atol=1e-5,
                  models={"ratio_inverted": np.exp(old - new)}, explain=explain,
@@ -84,6 +102,22 @@ def test_frozen_reference(student, exact, explain):
                       see="part 3 of policy_loss's visible checks asks the same of policy_loss: run it, "
                           "and print where old_grad is non-zero.",
                       fix="use jax.lax.stop_gradient(records['old_logp']) in policy_loss.")
+    # old_grad is a variable the notebook sets: the grader takes the same gradient itself, of the
+    # same loss at the same point (jnp.ones(3) on b), through the call every item makes.
+    _, own = student.value_and_grad("policy_loss", np.ones(3, dtype=np.float32), values["b"],
+                                    wrt=("records", "old_logp"), compiled=True)
+    own = as_array(own, what="the gradient of policy_loss(jnp.ones(3), b) with respect to b['old_logp']",
+                   shape=stored.shape)
+    if np.any(own != 0):
+        raise Failure("old_logp_not_frozen",
+                      did=f"old_grad is all zeros, but the gradient of your policy_loss(jnp.ones(3), b) "
+                          f"with respect to b['old_logp'] is not (largest {fmt(np.max(np.abs(own)))})",
+                      should="no gradient may flow into the stored behaviour log-probabilities, and "
+                             "old_grad should be that gradient, as jax.grad of your policy_loss gives it",
+                      see="part 3 of policy_loss's visible checks differentiates the loss with respect to "
+                          "old_logp: that gradient should be all zeros.",
+                      fix="use jax.lax.stop_gradient(records['old_logp']) in policy_loss, and compute "
+                          "old_grad with jax.grad of it.")
 
 
 @item(1, cell="test_exercise_horizon", title="the always-right policy with horizon 2",
@@ -118,7 +152,7 @@ def test_clipping_signs(student, exact, explain, params):
 
 
 @item(1, cell="test_exercise_sampled_vs_exact", title="sampled against exact gradient")
-def test_sampled_vs_exact(student, exact, models, explain):
+def test_sampled_vs_exact(student, exact, models, explain, records_of):
     """`exact` must be grad J exactly; `sampled` must be minus the REINFORCE loss gradient on the
     notebook's own batch (checked exactly on that batch), and agree with grad J within the
     sampling tolerance the notebook states."""
@@ -134,9 +168,10 @@ def test_sampled_vs_exact(student, exact, models, explain):
                      "(exact_return(z + h e_i) - exact_return(z - h e_i)) / (2h) for each logit i with "
                      "h = 1e-3: exact is the gradient of the return itself, so the two should agree.",
                  fix="take jax.grad of exact_return and evaluate it at z.")
-    batch = as_records(values["batch"], what="batch",
+    batch = records_of(values["batch"], what="batch",
                        keys=("observation", "action", "reward", "active", "old_logp"))
-    on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
+    with on_student_data("batch"):
+        on_batch = -exact.surrogate_gradient(z, batch, "reinforce")
     sampled = as_array(values["sampled"], what="sampled", shape=(3,))
     if not close(sampled, on_batch, **SAMPLED_TOL):
         # Crediting each action with the whole episode's return is a REINFORCE estimate too
@@ -145,7 +180,8 @@ def test_sampled_vs_exact(student, exact, models, explain):
         # float32 noise with a step cost of -0.01 and past it with -0.05, so whether it passed
         # would depend on the student's rewards: it is accepted at every one (returns_to_go's and
         # policy_loss's items catch it).
-        whole_returns = -models.loss_gradient(z, batch, "reinforce", 0.2, "returns_not_reward_to_go")
+        with on_student_data("batch"):
+            whole_returns = -models.loss_gradient(z, batch, "reinforce", 0.2, "returns_not_reward_to_go")
         if close(sampled, whole_returns, **SAMPLED_TOL):
             on_batch = whole_returns
     expect_close(sampled, on_batch, what="sampled", **SAMPLED_TOL,

@@ -112,7 +112,11 @@ class Run:
             raise BadOutput("check_ppo_update's report is malformed", "restore the given cell that defines it")
         arrays = {}
         for name in NAMES:
-            array = np.asarray(value[name], dtype=np.float64) if isinstance(value[name], np.ndarray) else None
+            array = value[name]
+            if isinstance(array, np.ndarray) and array.dtype.kind in "biuf":
+                array = array.astype(np.float64)
+            else:
+                array = None
             if array is None or array.shape != SHAPES[name]:
                 raise BadOutput(f"a {name} in check_ppo_update's report has the wrong shape",
                                 "restore the given cell that defines it")
@@ -132,9 +136,10 @@ class Run:
                                 "pass tensors to objective(logp_new, logp_old, advantages, values, returns, entropy, ...)")
             arrays[name] = value.astype(np.float64)
         for name in ("step", "eps", "c1", "c2"):
-            if not isinstance(call.get(name), (int, float)):
+            number = call.get(name)
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not np.isfinite(number):
                 raise BadOutput("check_ppo_update's report is malformed", "restore the given cell that defines it")
-            arrays[name] = call[name]
+            arrays[name] = number
         return arrays
 
     # --- what the steps were made of ------------------------------------------------------------

@@ -19,8 +19,11 @@ Backends:
               is started once and grades many submissions, so the fixed costs (importing
               pytest and the graders, starting the fork template that has imported JAX or
               torch) are paid N times per run, not once per student.
-`Dask`        Dask distributed workers (`--backend dask`, or `--scheduler tcp://HOST:8786`);
-              without an address an embedded `LocalCluster` is started. The notebook's bytes
+`Dask`        Dask distributed workers (`--backend dask`, or `--scheduler tls://HOST:8786`
+              with `--dask-certs DIR`); without an address an embedded `LocalCluster` is
+              started, on TLS with temporary certificates. A plain scheduler beyond the loopback,
+              or a cluster with a plain listener beyond it, is refused (whoever reaches it runs
+              code as the grader: rlcourse.batch.dask_security). The notebook's bytes
               travel with the task, so a worker on another machine needs only the course's
               graders and release (checked by fingerprint), not the class's files. A worker
               that dies mid-task costs nothing: the scheduler runs its tasks elsewhere, and the
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Iterator
 
 from rlcourse.course.directory import Assignment, Course
+from rlcourse.batch.dask_security import Scheduler, check_listeners, listeners
 from rlcourse.batch.faults import crash_point
 from rlcourse.grading.report import Report
 
@@ -104,8 +108,9 @@ def default_workers() -> int:
 
 
 def make_backend(assignment: Assignment, settings: GraderSettings, *, workers: int | None = None,
-                 backend: str = "local", scheduler: str | None = None, log=None):
-    """The backend the command line asks for. `scheduler` implies Dask."""
+                 backend: str = "local", scheduler: "str | Scheduler | None" = None, log=None):
+    """The backend the command line asks for. `scheduler` implies Dask (an address is checked
+    as `Scheduler.checked` checks it: plain beyond the loopback is refused)."""
     workers = workers or default_workers()
     if backend == "dask" or scheduler:
         return Dask(assignment, settings, scheduler=scheduler, workers=workers, log=log)
@@ -345,12 +350,13 @@ class Dask:
     scheduler holds them until a worker takes the task, so a class of 2,000 is sent a window at
     a time (a few MB) rather than all at once (about 200 MB)."""
 
-    def __init__(self, assignment: Assignment, settings: GraderSettings, *, scheduler: str | None,
-                 workers: int, log=None, in_flight: int | None = None):
+    def __init__(self, assignment: Assignment, settings: GraderSettings, *,
+                 scheduler: "str | Scheduler | None", workers: int, log=None,
+                 in_flight: int | None = None):
         self.assignment, self.settings, self.log = assignment, settings, log
         self.workers = workers
         self.in_flight = in_flight
-        self.scheduler = scheduler
+        self.scheduler = Scheduler.checked(scheduler) if scheduler else None
         self._client = None
         self._cluster = None
 
@@ -360,13 +366,24 @@ class Dask:
         if self._client is not None:  # a caller that grades again (rlcourse web) reuses it
             return
         if self.scheduler:
-            self._client = Client(self.scheduler, timeout="30s")
+            client = Client(self.scheduler.address, security=self.scheduler.security(), timeout="30s")
+            try:  # where the cluster listens, not what it advertises, before any notebook is sent
+                check_listeners(self.scheduler, listeners(client))
+            except BaseException:
+                client.close()
+                raise
+            self._client = client
+            if self.scheduler.plain and self.log:
+                self.log(f"dask: {self.scheduler.address} is plain TCP: every user of this machine "
+                         "can run code as the grader through it; prefer tls:// (rlcourse dask certs)")
         else:
+            # TLS with temporary certificates: the loopback is every local user's too.
             self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                         processes=True, dashboard_address=None)
+                                         processes=True, dashboard_address=None, security=True,
+                                         host="127.0.0.1")
             self._client = Client(self._cluster)
         if self.log:
-            where = self.scheduler or "an embedded LocalCluster"
+            where = self.scheduler.address if self.scheduler else "an embedded LocalCluster"
             count = len(self._client.scheduler_info().get("workers", {}))
             self.log(f"dask: grading on {where} ({count} workers)")
 

@@ -2,9 +2,9 @@
 
 `build_autograder` (`rlcourse gradescope psN`) writes `autograder.zip` as Gradescope's autograder
 specification asks: `setup.sh` and `run_autograder` at its root, beside the course itself (the
-engine, `nbgrader_config.py`, and the assignment's graders, oracle, instructor notebook and
-release). Gradescope unpacks the zip into `/autograder/source/`, runs `setup.sh` there once when it
-builds its image, and for every upload runs `run_autograder`, which calls `run` here:
+engine, a neutral `nbgrader_config.py`, and the assignment's graders, oracle, instructor notebook
+and release). Gradescope unpacks the zip into `/autograder/source/`, runs `setup.sh` there once when
+it builds its image, and for every upload runs `run_autograder`, which calls `run` here:
 
 1. `find`:  the one notebook in `/autograder/submission/` (at any depth); none, several, a link or
             one too large to grade becomes a report with every item at 0 and the reason;
@@ -15,6 +15,17 @@ builds its image, and for every upload runs `run_autograder`, which calls `run` 
             came after the deadline, when the policy's after-due view applies at once, and who
             uploaded it: the student whose own parameters ([variants]) it is graded with, by the
             fields `[gradescope] student_id` names (default `sid`, then `email`).
+
+The hidden files (`HIDDEN`: the graders, the oracle and solutions, the instructor's notebook) are
+for the grading process alone, which runs as root: `setup.sh` gives them to `HIDDEN_OWNER`, mode
+0700/0600 (`lock_hidden_files`), and the zip stores them 0600. Where bubblewrap cannot start
+(Gradescope's containers may forbid user namespaces), a root grader's workers run as `nobody`
+(rlcourse.worker.privileges) or, where nobody cannot start Python, as uid 0 without any
+capability; neither is the files' owner, so neither reads them, Landlock or not, while root
+reads them through its capabilities. The instructor's notebook
+ships because the grader needs it: the reference run at `setup.sh` measures the time limits
+`assignment.toml` leaves out and fills JAX's cache, the redactor blanks its solution lines from
+every message, and the written answers' questions come from it (`ungraded`).
 
 A results.json is always written: a provisional 0 before grading starts (replaced when it ends),
 and a 0 with the reason if anything fails, so a student never sees "autograder failed" alone.
@@ -53,6 +64,14 @@ IGNORED_PARTS = ("__MACOSX",)
 """Folders of an upload that are never the submission (macOS's zip resource forks); hidden files
 and folders (`.ipynb_checkpoints/`, `._ps1.ipynb`) are ignored too."""
 SKIPPED_IN_ZIP = ("__pycache__", ".rlcourse-cache")
+HIDDEN = ("graders", "solutions", "source")
+"""The course's folders only the grading process may read (mode 0600 in the zip; `HIDDEN_OWNER`'s,
+0700/0600, once `setup.sh` has run `lock_hidden_files`)."""
+HIDDEN_OWNER = 65533
+"""The uid that owns the hidden files in the image: no process runs as it. Not root: a worker
+keeps uid 0 without capabilities where nobody cannot start Python, and uid 0 would then be the
+owner (owners read 0600 files, and may chmod them without a capability). Not nobody (65534), the
+workers' other identity. Root's grading process reads them through CAP_DAC_OVERRIDE."""
 
 
 class UploadProblem(Exception):
@@ -62,11 +81,13 @@ class UploadProblem(Exception):
 # --- building the zip ---------------------------------------------------------------------------
 def course_files(assignment: Assignment) -> list[tuple[Path, str]]:
     """(file, name in the zip) for everything the autograder needs: the engine, the course's
-    configuration and pinned environment, and this assignment's graders, oracle, instructor
-    notebook and release. Nothing of other assignments, no caches, no gradebook."""
+    pinned environment, and this assignment's graders, oracle, instructor notebook and release.
+    Nothing of other assignments, no caches, no gradebook, and not the course's
+    `nbgrader_config.py` (it may name the instructor's own paths: the zip has a neutral one,
+    `gradescope_files/nbgrader_config.py`)."""
     root = assignment.course.root
     engine = Path(__file__).resolve().parents[1]
-    files = [(root / name, name) for name in ("nbgrader_config.py", "pyproject.toml", "constraints.txt")]
+    files = [(root / name, name) for name in ("pyproject.toml", "constraints.txt")]
     folders = [(engine, "rlcourse")]
     folders += [(root / kind / assignment.name, f"{kind}/{assignment.name}")
                 for kind in ("graders", "solutions", "source", "release")]
@@ -109,8 +130,9 @@ def build_autograder(assignment: Assignment, *, out: Path) -> Path:
     with zipfile.ZipFile(temporary, "w") as archive:
         for script in ("setup.sh", "run_autograder"):
             add(archive, script, render_template(script, assignment).encode(), 0o755)
+        add(archive, "nbgrader_config.py", render_template("nbgrader_config.py", assignment).encode(), 0o644)
         for path, name in course_files(assignment):
-            add(archive, name, path.read_bytes(), 0o644)
+            add(archive, name, path.read_bytes(), 0o600 if name.split("/")[0] in HIDDEN else 0o644)
     os.replace(temporary, target)
     return target
 
@@ -273,6 +295,27 @@ def run(assignment_name: str, *, autograder: Path = Path("/autograder")) -> dict
     return results
 
 
+def lock_hidden_files(course_root: Path) -> list[Path]:
+    """Make the hidden folders (`HIDDEN`) of the unpacked course readable by root alone: owned
+    by `HIDDEN_OWNER`, folders 0700 and files 0600, links never followed; return the folders
+    locked. `setup.sh` runs it as root once, before anything is graded. Root's own grading
+    process reads them through its capabilities; no worker keeps those
+    (rlcourse.worker.confine), and no worker is their owner. (Not root: only the modes change.)"""
+    locked = []
+    for kind in HIDDEN:
+        folder = Path(course_root) / kind
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for path in [folder, *sorted(folder.rglob("*"))]:
+            if path.is_symlink():
+                continue
+            if os.geteuid() == 0:
+                os.chown(path, HIDDEN_OWNER, HIDDEN_OWNER, follow_symlinks=False)
+            os.chmod(path, 0o700 if path.is_dir() else 0o600)
+        locked.append(folder)
+    return locked
+
+
 def warm(assignment_name: str, *, course_root: Path) -> None:
     """Fill JAX's compilation cache with the reference's programs (setup.sh, once per image), so
     each upload does not pay for it."""
@@ -285,13 +328,17 @@ def warm(assignment_name: str, *, course_root: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rlcourse.batch.gradescope",
                                      description="What Gradescope's autograder runs (see run_autograder).")
-    parser.add_argument("action", choices=("run", "warm"))
+    parser.add_argument("action", choices=("run", "warm", "lock"))
     parser.add_argument("assignment")
     parser.add_argument("--autograder", type=Path, default=Path("/autograder"),
                         help="Gradescope's autograder folder (default: /autograder)")
     parser.add_argument("--course", type=Path, default=None,
-                        help="the unpacked zip, for warm (default: AUTOGRADER/source)")
+                        help="the unpacked zip, for warm and lock (default: AUTOGRADER/source)")
     options = parser.parse_args(argv)
+    if options.action == "lock":
+        for folder in lock_hidden_files(options.course or options.autograder / "source"):
+            print(f"rlcourse: {folder}: root's alone (uid {HIDDEN_OWNER}, 0700/0600)", file=sys.stderr)
+        return 0
     if options.action == "warm":
         warm(options.assignment, course_root=options.course or options.autograder / "source")
         return 0

@@ -34,6 +34,7 @@ from pathlib import Path
 from rlcourse.course.class_directory import ClassDirectory, student_id_problem
 from rlcourse.course.config import CourseError
 from rlcourse.course.directory import Assignment
+from rlcourse.report.spreadsheet import read_spreadsheet_text
 
 REQUIRED = ("student", "question", "criteria")
 ANSWER_CHANGED = "the answer changed since this sheet was written: mark it from a fresh sheet"
@@ -82,8 +83,8 @@ def parse_rows(path: Path, rubrics, shown: str) -> tuple[list, int, list]:
                           f"(and optionally comment, answer_hash); missing {', '.join(missing)}")
     marks, problems, blank, seen = [], [], 0, set()
     for line, row in enumerate(rows, start=2):
-        row = {(key or "").strip(): (value or "").strip() if isinstance(value, str) else ""
-               for key, value in row.items()}
+        row = {(key or "").strip(): read_spreadsheet_text((value or "").strip()) if isinstance(value, str) else ""
+               for key, value in row.items()}  # the ' the sheet put before a formula's first character, off
         student, grade_id = row["student"], row["question"]
         if not row["criteria"]:
             blank += 1

@@ -62,11 +62,15 @@ class WebPolicy:
     """When it stops (naive UTC), moved by each student's extension as the due date is; None:
     never (late work is then `accept_late`'s to decide). Unlike `accept_late`, a hard end: the
     day the solutions are discussed, say."""
+    history_megabytes: int = 200
+    """The most a student's uploads of the assignment that the service keeps (every accepted one,
+    in `web/history/<student>/<assignment>/`) may take, in MB: an upload that would pass it is
+    refused, saying so. 200 MB holds a hundred or more notebooks with their figures."""
 
     @classmethod
     def from_table(cls, table: dict, *, where: str) -> "WebPolicy":
         kinds = {"submissions_per_window": int, "window_minutes": int, "accept_late": bool, "counts": str,
-                 "opens": datetime.datetime, "closes": datetime.datetime}
+                 "opens": datetime.datetime, "closes": datetime.datetime, "history_megabytes": int}
         values = dict(table)
         for key, value in table.items():
             if key not in kinds:

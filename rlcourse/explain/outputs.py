@@ -55,7 +55,11 @@ def clear_untrusted(notebook, release):
     cleared but its `nbgrader` entry (nbconvert's ClearMetadataPreprocessor, which nbgrader's
     generate_assignment uses too), and the notebook's metadata replaced by the release's
     kernelspec and language (as nbgrader's OverwriteKernelspec does): no widget state, no
-    "trusted" signature, no forged kernel."""
+    "trusted" signature, no forged kernel. Then what formgrader draws as the student wrote it:
+    each markdown cell the release does not hold word for word, and each raw cell, through
+    rlcourse.explain.sanitize (bleach, then the drawing checked; issue 29), and each cell's
+    `nbgrader` entry the release's own (as nbgrader's OverwriteCells restores it), since
+    formgrader prints a grade_id into the page unescaped."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import ClearOutput
 
@@ -69,7 +73,57 @@ def clear_untrusted(notebook, release):
     notebook, _ = clear.preprocess(notebook, {})
     notebook.metadata = {key: release.metadata[key] for key in ("kernelspec", "language_info")
                          if key in release.metadata}
+    _release_nbgrader_metadata(notebook, release)
+    _sanitize_text_cells(notebook, release)
+    _valid_cell_ids(notebook)
     return notebook
+
+
+def _release_nbgrader_metadata(notebook, release) -> None:
+    """Each cell's `nbgrader` entry the release's for the first cell of each of its grade_ids
+    (the one rlcourse grades and formgrader marks), none for any other: a student's own
+    metadata never reaches the staff's page."""
+    import copy
+
+    from rlcourse.course.release import grade_id_of
+
+    released = {grade_id_of(cell): cell for cell in release.cells if grade_id_of(cell)}
+    seen = set()
+    for cell in notebook.cells:
+        grade_id = grade_id_of(cell)
+        cell.metadata.pop("nbgrader", None)
+        if grade_id in released and grade_id not in seen:
+            seen.add(grade_id)
+            cell.metadata["nbgrader"] = copy.deepcopy(released[grade_id].metadata["nbgrader"])
+
+
+def _sanitize_text_cells(notebook, release) -> None:
+    from rlcourse.explain.sanitize import escape_html, staff_markdown
+
+    instructors = {cell.source for cell in release.cells if cell.cell_type == "markdown"}
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and not (cell.source in instructors and not cell.get("attachments")):
+            cell.source, attachments = staff_markdown(cell.source, cell.get("attachments"))
+            cell.pop("attachments", None)
+            if attachments:
+                cell["attachments"] = attachments
+        elif cell.cell_type == "raw":
+            cell.source = escape_html(cell.source)
+
+
+def _valid_cell_ids(notebook) -> None:
+    """Cell ids as nbformat's schema has them (1 to 64 of letters, digits, - and _), unique:
+    any other is replaced by a fresh one."""
+    import re
+    import uuid
+
+    seen = set()
+    for cell in notebook.cells:
+        if "id" not in cell:
+            continue
+        if not (isinstance(cell.id, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", cell.id)) or cell.id in seen:
+            cell.id = uuid.uuid4().hex[:8]
+        seen.add(cell.id)
 
 
 def _cell_summary(items) -> str:

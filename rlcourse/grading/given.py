@@ -18,20 +18,36 @@ DYNAMIC = {"exec", "eval", "globals", "setattr", "delattr", "vars", "__import__"
 """Calls through which a cell may rebind any name without naming it."""
 
 
-def definitions(source: str) -> tuple[set[str], str]:
+def definitions(source: str, known=frozenset()) -> tuple[set[str], str]:
     """What a given cell defines that stays given: its imports, functions, classes and
-    constants (assignments of literal values), as (names, the source that defines them again).
-    Other statements (a demonstration run, a figure) are neither protected nor run again."""
+    constants, as (names, the source that defines them again). A constant is an assignment of a
+    literal value, or of a value computed without calling anything from literals and names that
+    are given already (`known`, or defined above it in the cell): `STEP_COST =
+    PARAMS["step_cost"]`, which ps1's corridor reads, was rebound unnoticed (issue 29). Other
+    statements (a demonstration run, a figure) are neither protected nor run again."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set(), ""
-    kept = [statement for statement in tree.body if _is_definition(statement)]
-    names = {name for statement in kept for name in _bound(statement)}
-    return names, ast.unparse(ast.Module(body=kept, type_ignores=[]))
+    kept, names = [], set(known)
+    for statement in tree.body:
+        if _is_definition(statement, names):
+            kept.append(statement)
+            names |= _bound(statement)
+    return names - set(known), ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 
-def _is_definition(statement) -> bool:
+def bound_names(source: str) -> set[str]:
+    """Every name a cell binds at module level, in any block (the parameter cell binds PARAMS in
+    an if/else, from what it computes)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {name for statement in _module_level(tree.body) for name in _bound(statement)}
+
+
+def _is_definition(statement, known) -> bool:
     if isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
                               ast.ClassDef)):
         return True
@@ -39,9 +55,23 @@ def _is_definition(statement) -> bool:
         try:
             ast.literal_eval(statement.value)
         except ValueError:
-            return False
+            return _is_derived(statement.value, known)
         return True
     return False
+
+
+DERIVED = (ast.Constant, ast.Name, ast.Load, ast.Subscript, ast.Attribute, ast.BinOp, ast.UnaryOp,
+           ast.BoolOp, ast.Compare, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.Slice, ast.operator,
+           ast.unaryop, ast.boolop, ast.cmpop, ast.IfExp)
+"""What a derived constant may be built of: no call, no lambda, no comprehension."""
+
+
+def _is_derived(value, known) -> bool:
+    import builtins
+
+    return all(isinstance(node, DERIVED) for node in ast.walk(value)) and all(
+        node.id in known or hasattr(builtins, node.id)
+        for node in ast.walk(value) if isinstance(node, ast.Name))
 
 
 def imports(source: str) -> dict[str, str]:

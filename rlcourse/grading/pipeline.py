@@ -257,6 +257,9 @@ class Grader:
         student.timings["graders"] = time.perf_counter() - started
         for problem in [*plugin.collection_errors, *plugin.internal_errors]:
             self.log(f"[{notebook}] grader problem: {problem}\n{problem.traceback}".rstrip())
+        for problem in plugin.student_data_errors:  # the student's loss, logged in case of an oracle bug
+            self.log(f"[{notebook}] {problem.item} lost (bad_output): the grader's computation on the "
+                     f"student's data raised at {problem}\n{problem.traceback}".rstrip())
         if plugin.collection_errors:
             raise NotGraded.graders_failed(plugin.collection_errors, collecting=True)
         return plugin.results, plugin.internal_errors
@@ -326,10 +329,20 @@ class Grader:
         import dataclasses
 
         from rlcourse.course.variants import PARAMETER_CELL, parameter_cell
-        from rlcourse.grading.given import definitions, imports, shadowing
+        from rlcourse.grading.given import bound_names, definitions, imports, shadowing
 
-        given = {grade_id: definitions(source) for grade_id, source in self._given.items()
-                 if grade_id not in self._skip}
+        given, known = {}, set()
+        for grade_id, source in self._given.items():
+            if grade_id in self._skip:
+                continue
+            if grade_id == PARAMETER_CELL:
+                # The engine's own cell, pinned to the student: run again whole, it binds every
+                # name it binds (PARAMS in its if/else) as it did.
+                source = parameter_cell(self.assignment.name, self.assignment.variants, student=student or "")
+                given[grade_id] = (bound_names(source), source)
+            else:
+                given[grade_id] = definitions(source, known)
+            known |= given[grade_id][0]
         given_names = {name: grade_id for grade_id, (names, _) in given.items() for name in names}
         given_imports = {name: target for grade_id in given for name, target in imports(self._given[grade_id]).items()}
         cells, notes, added = [], [], False

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.grading.report import ItemResult
-from rlcourse.grading.rubric import Failure
+from rlcourse.grading.rubric import Failure, StudentDataError
 from rlcourse.worker.errors import WorkerError
 
 INTERNAL_ERROR_MESSAGE = ("The grader failed on this item; this is not your fault. "
@@ -162,6 +162,10 @@ class GradingPlugin:
         without a marker); any of them makes the submission not graded."""
         self.collection_errors: list[GraderError] = []
         """Grader modules that do not import."""
+        self.student_data_errors: list[GraderError] = []
+        """Exceptions the graders' computations raised on a student's data
+        (rlcourse.grading.rubric.on_student_data): each cost its item (bad_output) and is kept
+        for the staff's log, in case it was an oracle's bug on data the contract allows."""
         self._root: Path | None = None
         self._on_item = on_item
         self._started = {}
@@ -222,6 +226,9 @@ class GradingPlugin:
             result.diagnosis, result.message = self._diagnose(node, call.excinfo)
             if isinstance(call.excinfo.value, Failure) and result.diagnosis == call.excinfo.value.tag:
                 result.fix = call.excinfo.value.fix
+            if isinstance(call.excinfo.value, StudentDataError):
+                self.student_data_errors.append(dataclasses.replace(
+                    describe_error(call.excinfo.value.cause, root=self._root), item=result.id))
         self.results.append(result)
         if self._on_item:
             self._on_item(result)

@@ -11,12 +11,15 @@ text, which shows the test's code, is never used).
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from rlcourse.course.visibility import KINDS
+from rlcourse.worker.errors import WorkerError
 
 
 def item(points: float, *, cell: str | None = None, title: str = "", kind: str = "code"):
@@ -105,25 +108,106 @@ def as_array(value, *, what: str, shape: tuple | None = None, allow_nan: bool = 
     return array
 
 
-def as_records(value, *, what: str, keys, max_elements: int = 1 << 20) -> dict[str, np.ndarray]:
-    """A student's rollout records (a dict of [horizon, batch] arrays) with every key in `keys`,
-    each a finite numeric array (its dtype kept: observations index arrays) of one and the same
-    2-d shape and at most `max_elements` entries,
-    or a BadOutput saying what is wrong. Checked before the grader computes anything with them:
-    arrays shaped to broadcast against each other ([n, 1] with [1, n]) would make the grader's
-    own exact computation build an n x n array (6000 x 6000: 38 s and 2 GB in the grader)."""
-    if not isinstance(value, dict) or not set(keys) <= set(value):
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """What one entry of a student's records holds, by the notebook's contract: its `kind`
+    ("integer", "real" or "flag") and, for numbers, the closed range [`low`, `high`] every value
+    lies in. `meaning` says it in words for the message ("cells 0 to 3")."""
+
+    kind: str
+    low: float = -math.inf
+    high: float = math.inf
+    meaning: str = ""
+
+    ACCEPTS = {"integer": "iu", "real": "iuf", "flag": "b"}
+    """The numpy dtype kinds each kind accepts (an integer array is a real one too)."""
+
+    def problem(self, array: np.ndarray) -> str | None:
+        """What is wrong with `array` as this field (None if nothing)."""
+        if array.dtype.kind not in self.ACCEPTS[self.kind]:
+            return f"{array.dtype} values"
+        if self.kind == "flag":
+            return None
+        if self.kind == "real" and not np.all(np.isfinite(array)):
+            return "NaN or infinite values"
+        if array.size and (np.min(array) < self.low or np.max(array) > self.high):
+            return f"values from {fmt(np.min(array))} to {fmt(np.max(array))}"
+        return None
+
+    def describe(self) -> str:
+        kind = {"integer": "integers", "real": "finite numbers", "flag": "booleans"}[self.kind]
+        return self.meaning or kind
+
+
+def as_records(value, *, what: str, fields: dict[str, Field],
+               max_elements: int = 1 << 20) -> dict[str, np.ndarray]:
+    """A student's rollout records (a dict of [horizon, batch] arrays) with every key of `fields`,
+    each as its Field says (the notebook's contract: integer cells within the corridor, actions
+    in range, booleans, finite rewards, log-probabilities at most 0), its dtype kept
+    (observations index arrays), all of one and the same 2-d shape and at most `max_elements`
+    entries; or a BadOutput saying what is wrong. Checked before the grader computes anything
+    with them: observations that are not integer cells made the oracle raise inside a hidden
+    item, and the whole submission was never graded (issue 29); arrays shaped to broadcast
+    against each other ([n, 1] with [1, n]) would make the grader's own exact computation build
+    an n x n array (6000 x 6000: 38 s and 2 GB in the grader)."""
+    if not isinstance(value, dict) or not set(fields) <= set(value):
         raise BadOutput(f"{what} is not the rollout's records dict",
                         "keep the given line that makes it with rollout(...)")
-    for key in keys:
-        as_array(value[key], what=f"{what}[{key!r}]")  # numeric and finite
-    records = {key: np.asarray(value[key]) for key in keys}
+    records = {}
+    for key, field in fields.items():
+        try:
+            records[key] = np.asarray(value[key])
+        except (TypeError, ValueError):
+            records[key] = None
+        if records[key] is None or records[key].dtype == object:
+            raise BadOutput(f"{what}[{key!r}] is a {type(value[key]).__name__}",
+                            f"it should be an array of {field.describe()}, as rollout returns")
     shapes = {tuple(array.shape) for array in records.values()}
     shape = next(iter(shapes))
     if len(shapes) != 1 or len(shape) != 2 or math.prod(shape) > max_elements:
         raise BadOutput(f"{what} holds arrays of shapes {', '.join(map(str, sorted(shapes)))}",
                         "every entry should have the same shape [horizon, batch], as rollout returns")
+    for key, field in fields.items():
+        problem = field.problem(records[key])
+        if problem:
+            raise BadOutput(f"{what}[{key!r}] holds {problem}",
+                            f"it should hold {field.describe()}, as rollout returns")
     return records
+
+
+class StudentDataError(BadOutput):
+    """The grader's own computation raised on a value derived from the student's (see
+    `on_student_data`): the item is lost as bad_output, and `cause` is kept for the staff."""
+
+    def __init__(self, what: str, cause: BaseException):
+        self.cause = cause
+        super().__init__(f"the grader could not use {what}: its computation with it raised "
+                         f"{type(cause).__name__}",
+                         "it should hold what the notebook says it holds (its types, shapes and "
+                         "ranges)")
+
+
+@contextlib.contextmanager
+def on_student_data(what: str):
+    """Where a grader computes with values derived from the student's (the oracle on their
+    batch, a model on their parameters): an exception raised in here costs this item, as
+    `bad_output` naming `what`, never the whole grading. Checking the value against the
+    notebook's contract first (`as_array`, `as_records`) is what the message should rest on;
+    this is the net under those checks.
+
+    A grader's exception outside such a block stays the grader's failure (the submission is not
+    graded and the staff are told): its inputs are the graders' own, the same for every student,
+    and the reference run and `rlcourse check` exercise them before any student is graded, so a
+    bug there shows up first on the course's own notebook. Inside the block the only input that
+    differs from the reference run's is the student's, which is why it is theirs to lose; the
+    plugin still logs each such exception with its traceback, so that an oracle bug on data the
+    contract allows is seen and the item regraded by hand."""
+    try:
+        yield
+    except (Failure, WorkerError):
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever the student's data made the grader raise
+        raise StudentDataError(what, error) from error
 
 
 def close(actual, expected, *, rtol: float, atol: float) -> bool:

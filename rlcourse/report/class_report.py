@@ -17,19 +17,17 @@ rlcourse.record.grades): the final score after any late penalty, out of the grad
 from __future__ import annotations
 
 import base64
-import csv
 import dataclasses
-import io
 import math
 import statistics
 from pathlib import Path
 
 from rlcourse.course.files import write_atomic
 from rlcourse.explain.feedback import figure_png, fmt_points
+from rlcourse.report.spreadsheet import csv_text
 
 CSV_COLUMNS = ("student", "item", "title", "score", "max_score", "passed", "diagnosis")
 LATE_COLUMNS = ("seconds_late", "late_penalty")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,22 +70,20 @@ def write_class_report(out_dir: Path, *, assignment: str, grades: dict, diagnose
 
 # --- the numbers ---------------------------------------------------------------------------------
 def scores_csv(grades: dict) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS + LATE_COLUMNS)
+    """Every text cell through rlcourse.report.spreadsheet: ids, titles and tags run no formula."""
+    rows = []
     for student in sorted(grades):
         grade = grades[student]
         timing = grade.timing
         late = (f"{timing.seconds_late:g}", fmt_points(timing.penalty)) if timing else ("", "")
         for item in grade.report.items:
-            writer.writerow([_cell(student), item.id, _cell(item.title), fmt_points(item.score),
-                             fmt_points(item.max_score), "true" if item.passed else "false",
-                             item.diagnosis or "", *late])
+            rows.append([student, item.id, item.title, fmt_points(item.score), fmt_points(item.max_score),
+                         "true" if item.passed else "false", item.diagnosis or "", *late])
         for answer in grade.written:
-            writer.writerow([_cell(student), answer.grade_id, "written answer",
-                             "" if answer.score is None else fmt_points(answer.score),
-                             fmt_points(answer.max_score), answer.state, "", *late])
-    return buffer.getvalue()
+            rows.append([student, answer.grade_id, "written answer",
+                         "" if answer.score is None else fmt_points(answer.score),
+                         fmt_points(answer.max_score), answer.state, "", *late])
+    return csv_text(CSV_COLUMNS + LATE_COLUMNS, rows, lineterminator="\n")
 
 
 def diagnosis_counts(reports: dict) -> list[TagCount]:
@@ -115,12 +111,6 @@ def item_stats(reports: dict) -> list[ItemStats]:
             entry[3] += 1
     return [ItemStats(item_id, title, max_score, passed, graded)
             for item_id, (title, max_score, passed, graded) in order.items()]
-
-
-def _cell(text: str) -> str:
-    """Text a spreadsheet will not run as a formula (a student id may start with '=')."""
-    text = str(text)
-    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 # --- the figure ----------------------------------------------------------------------------------

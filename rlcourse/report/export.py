@@ -9,8 +9,6 @@ feedback policy (rlcourse.course.visibility), in Gradescope's own `visibility` v
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic
 from rlcourse.course.visibility import FeedbackPolicy
 from rlcourse.grading.grade import Grade
+from rlcourse.report.spreadsheet import csv_text
 
 
 def gradescope_results(grade: Grade, *, policy: FeedbackPolicy | None = None, late: bool = False,
@@ -119,15 +118,6 @@ def _written_output(answer) -> str:
     return "\n".join(lines)
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_text(text) -> str:
-    """Text a spreadsheet will not run as a formula (a student id may start with '=')."""
-    text = str(text)
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
 CSV_COLUMNS = ["student_id", "score", "max_score", "raw_score", "late_submission_penalty",
                "timestamp", "deadline", "seconds_late", "autograded_score"]
 
@@ -136,25 +126,24 @@ def grades_csv(grades: dict) -> str:
     """One row per student: nbgrader's `score` (after the late penalty) and `max_score` (written
     answers included), the penalty and times, the autograded part, one column per written answer
     (its TA mark; blank while none), `manual_pending` (the points of written answers not marked
-    yet, or marked on an answer that has changed since), and one column per hidden item."""
+    yet, or marked on an answer that has changed since), and one column per hidden item. Every
+    text cell through rlcourse.report.spreadsheet (an id such as `+A1+A1` runs no formula)."""
     from rlcourse.course.lateness import iso
 
     written_ids = list(dict.fromkeys(answer.grade_id for grade in grades.values() for answer in grade.written))
     item_ids = list(dict.fromkeys(item.id for grade in grades.values() for item in grade.report.items))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow([*CSV_COLUMNS, *written_ids, "manual_pending", *item_ids])
+    rows = []
     for student, grade in grades.items():
         timing = grade.timing
         marks = {answer.grade_id: answer.score for answer in grade.written}
         by_id = {item.id: item.score for item in grade.report.items}
-        writer.writerow([spreadsheet_text(student), grade.score, grade.max_score, grade.raw_score,
-                         grade.penalty, iso(timing.timestamp) if timing and timing.timestamp else "",
-                         iso(timing.deadline) if timing and timing.deadline else "",
-                         timing.seconds_late if timing else 0, grade.auto_score,
-                         *("" if marks.get(grade_id) is None else marks[grade_id] for grade_id in written_ids),
-                         grade.pending, *(by_id.get(item_id, "") for item_id in item_ids)])
-    return buffer.getvalue()
+        rows.append([student, grade.score, grade.max_score, grade.raw_score,
+                     grade.penalty, iso(timing.timestamp) if timing and timing.timestamp else "",
+                     iso(timing.deadline) if timing and timing.deadline else "",
+                     timing.seconds_late if timing else 0, grade.auto_score,
+                     *("" if marks.get(grade_id) is None else marks[grade_id] for grade_id in written_ids),
+                     grade.pending, *(by_id.get(item_id, "") for item_id in item_ids)])
+    return csv_text([*CSV_COLUMNS, *written_ids, "manual_pending", *item_ids], rows)
 
 
 def export(assignment: Assignment, *, class_dir: ClassDirectory, format: str) -> Path:

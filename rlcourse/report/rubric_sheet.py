@@ -26,11 +26,9 @@ for staff only, and never beside the feedback pages.
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
 import datetime
 import hashlib
-import io
 import json
 from pathlib import Path
 
@@ -39,6 +37,7 @@ from rlcourse.course.directory import Assignment
 from rlcourse.course.files import write_atomic, write_new
 from rlcourse.course.rubrics import ManualQuestion, Rubrics, written_answers
 from rlcourse.record.marks import Mark, answer_hash
+from rlcourse.report.spreadsheet import csv_text
 
 CSV_COLUMNS = ("student", "question", "group", "state", "criteria", "comment", "answer_hash")
 """`group` and `state` are for the TA's eye only; the import reads student, question, criteria,
@@ -213,14 +212,13 @@ def _recorded(assignment: Assignment, class_dir: ClassDirectory, answers: dict) 
 
 
 def marking_csv(sheet: Sheet) -> str:
-    """One row per student and question, in the sheet's order, pre-filled with current marks."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    """One row per student and question, in the sheet's order, pre-filled with current marks;
+    every text cell through rlcourse.report.spreadsheet (`rlcourse rubric import` reads it back)."""
+    rows = []
     for row in sheet.rows:
         criteria, comment = row.prefilled
-        writer.writerow([row.student, row.grade_id, row.group, row.state_text, criteria, comment, row.answer_hash])
-    return buffer.getvalue()
+        rows.append([row.student, row.grade_id, row.group, row.state_text, criteria, comment, row.answer_hash])
+    return csv_text(CSV_COLUMNS, rows, lineterminator="\n")
 
 
 def write_marking_csv(folder: Path, content: str) -> Path:

@@ -38,10 +38,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
+from python_multipart.multipart import parse_options_header
 
 from rlcourse.course.directory import CourseError
 from rlcourse.explain.pages import CSP, render
-from rlcourse.web.intake import MAX_UPLOAD_BYTES, Refused, too_large
+from rlcourse.web.intake import DRAINED_BYTES, MAX_UPLOAD_BYTES, Refused, capped_body, too_large
 from rlcourse.web.service import WebService, class_summary
 from rlcourse.web.staff import Download, Impossible, StaffActions
 
@@ -171,17 +173,46 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         return session[0], fields
 
     async def upload(request: Request):
-        """The form's fields and the uploaded file's bytes (at most the cap, plus one byte)."""
+        """The form's fields and the uploaded file's bytes (at most the cap, plus one byte). The
+        body is counted as it arrives, chunked or not (rlcourse.web.intake.capped_body): no more
+        than MAX_BODY_BYTES of it reaches Starlette's form parser, which spools the file to disk;
+        a body declared longer than DRAINED_BYTES is refused unread."""
         length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > 4 * MAX_UPLOAD_BYTES:
-            # Far over the cap: refused unread (the client may see the connection closed). A
-            # file just over it is read (spooled to disk), so its sender gets the message.
-            raise Refused(413, too_large())
-        form = await request.form(max_files=1, max_fields=10)
+        if length and length.isdigit() and int(length) > DRAINED_BYTES:
+            raise Refused(413, too_large())  # the client may see the connection closed
+        kind, _ = parse_options_header(request.headers.get("content-type", ""))
+        if kind != b"multipart/form-data":
+            raise Refused(422, "no notebook in the upload (field 'notebook')")
+        parser = MultiPartParser(request.headers, capped_body(request.stream()), max_files=1, max_fields=10)
+        try:
+            form = await parser.parse()
+        except MultiPartException as error:
+            raise Refused(400, f"the upload is not a form the service reads ({error.message})") from None
         file = form.get("notebook")
         if file is None or isinstance(file, str):
+            await form.close()
             raise Refused(422, "no notebook in the upload (field 'notebook')")
-        return form, await file.read(MAX_UPLOAD_BYTES + 1), file.filename or ""
+        try:
+            return form, await file.read(MAX_UPLOAD_BYTES + 1), file.filename or ""
+        finally:
+            await form.close()
+
+    async def take_upload(request: Request, user: str, *, assignment: str | None = None,
+                          csrf: str | None = None):
+        """`user`'s upload accepted (the Submission), or refused; every refusal after the body
+        was read counts against the student (rlcourse.web.intake.Refusals), and a student over
+        that limit is refused before anything is read."""
+        service.intake.refusals.check(user)
+        try:
+            form, data, filename = await upload(request)
+            if csrf is not None:
+                check_csrf(csrf, form)
+            target = assignment_of(str(form.get("assignment", "")) if assignment is None else assignment)
+            return await run_in_threadpool(
+                functools.partial(service.intake.accept, target, user, data, filename=filename))
+        except (Refused, HTTPException):
+            service.intake.refusals.count(user)
+            raise
 
     def page(template: str, status: int = 200, headers=None, **context) -> HTMLResponse:
         return HTMLResponse(render(template, base=base, **context), status_code=status, headers=headers)
@@ -202,10 +233,7 @@ def create_app(service: WebService, hub=None) -> FastAPI:
     @router.post("/api/submissions", status_code=202)
     async def submit(request: Request):
         token = await run_in_threadpool(bearer, request)
-        form, data, filename = await upload(request)
-        assignment = assignment_of(str(form.get("assignment", "")))
-        submission = await run_in_threadpool(
-            functools.partial(service.intake.accept, assignment, token.user, data, filename=filename))
+        submission = await take_upload(request, token.user)
         service.queue.wake()
         return await run_in_threadpool(service.view_json, submission)
 
@@ -364,10 +392,7 @@ def create_app(service: WebService, hub=None) -> FastAPI:
             return redirect("/login")
         token, csrf = session
         try:
-            form, data, filename = await upload(request)
-            check_csrf(csrf, form)
-            submission = await run_in_threadpool(functools.partial(
-                service.intake.accept, assignment_of(name), token.user, data, filename=filename))
+            submission = await take_upload(request, token.user, assignment=name, csrf=csrf)
         except Refused as refused:
             return await run_in_threadpool(functools.partial(
                 home_page, token, csrf, f"Not accepted: {refused}", status=refused.status,

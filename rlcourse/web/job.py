@@ -1,4 +1,5 @@
-"""The web service's grading process: `python -m rlcourse.web.job [--scheduler ADDRESS]`, kept warm.
+"""The web service's grading process: `python -m rlcourse.web.job [--scheduler ADDRESS [--dask-certs
+DIR] [--insecure]]`, kept warm.
 
 The service never grades in its own process. It starts this child once and sends it one JSON
 request per line on stdin, `{"assignment": "ps1", "student": "ada", "root": "/class"}` (with
@@ -71,12 +72,13 @@ class GradedAhead:
 class WarmGraders:
     """One in-process backend per assignment, built on first use and reused while current."""
 
-    def __init__(self, scheduler: str | None = None):
+    def __init__(self, scheduler=None):
         from rlcourse.batch.service import engine_fingerprint
 
         self.scheduler = scheduler
-        """A Dask scheduler's address: the gradings run on its workers (rlcourse.batch.backends.Dask);
-        this process only sends them and records what comes back."""
+        """A checked Dask scheduler (rlcourse.batch.dask_security.Scheduler): the gradings run on
+        its workers (rlcourse.batch.backends.Dask); this process only sends them and records what
+        comes back."""
         self.engine = engine_fingerprint()
         self.backends: dict[str, tuple[str, object]] = {}
 
@@ -119,6 +121,23 @@ class WarmGraders:
             backend.close()
 
 
+def scheduler_from(arguments: list[str]):
+    """The Dask scheduler the service named (`Scheduler.arguments`), checked again here, or None."""
+    import argparse
+
+    from rlcourse.batch.dask_security import Scheduler
+
+    parser = argparse.ArgumentParser(prog="python -m rlcourse.web.job")
+    parser.add_argument("--scheduler", default=None)
+    parser.add_argument("--dask-certs", type=Path, default=None)
+    parser.add_argument("--insecure", action="store_true")
+    options = parser.parse_args(arguments)
+    if not options.scheduler:
+        return None
+    return Scheduler.checked(options.scheduler, certificates=options.dask_certs,
+                             insecure=options.insecure)
+
+
 def main() -> int:
     from rlcourse.batch.backends import die_with_parent
 
@@ -126,8 +145,7 @@ def main() -> int:
     # Replies go to the real stdout alone; anything else this process prints goes to stderr.
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    options = sys.argv[1:]
-    graders = WarmGraders(scheduler=options[1] if options[:1] == ["--scheduler"] else None)
+    graders = WarmGraders(scheduler=scheduler_from(sys.argv[1:]))
     try:
         for line in sys.stdin:
             request = json.loads(line)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 
+from rlcourse.batch.dask_security import Scheduler
 from rlcourse.web.store import FAILED, GRADED, QUEUED, now
 
 MAX_ATTEMPTS = 3
@@ -96,8 +97,8 @@ class Lane:
             # could not import rlcourse at all. A course's own plugins are imported by name
             # from the class directory (rlcourse.course.lateness.course_plugin_importable).
             command = [sys.executable, "-P", "-m", "rlcourse.web.job"]
-            if service.scheduler:
-                command += ["--scheduler", service.scheduler]
+            if service.scheduler:  # checked again: a plain address beyond the loopback is refused
+                command += Scheduler.checked(service.scheduler).arguments()
             self.child = GradingProcess(command,
                                         env=dict(os.environ, RLCOURSE_ROOT=str(service.course.root)),
                                         cwd=service.course.root)

@@ -73,8 +73,12 @@ class JaxFramework(NumpyFramework):
     def preload(self):
         # Importing jax does not start its CPU backend; forking after this import is safe.
         super().preload()
-        importlib.import_module("jax")
+        jax = importlib.import_module("jax")
         importlib.import_module("jax.numpy")
+        # The grader's calls differentiate and compile with JAX's own functions as they were
+        # before any student code ran: a cell that rebinds jax.grad or jax.jit changes its own
+        # calls only (issue 29, finding 8).
+        self._grad, self._jit = jax.grad, jax.jit
         # The MLIR dialect the first jit lowers to, else imported in every submission (0.01 s).
         importlib.import_module("jaxlib.mlir.dialects.mhlo")
 
@@ -109,9 +113,7 @@ class JaxFramework(NumpyFramework):
         return super().array_to_plain(value)
 
     def gradient(self, function, leaf):
-        import jax
-
-        return jax.grad(function)(leaf)
+        return self._grad(function)(leaf)
 
     def __init__(self):
         self._compiled = {}
@@ -148,7 +150,7 @@ class JaxFramework(NumpyFramework):
 
         try:
             if key not in self._compiled:
-                self._compiled[key] = jax.jit(traced)
+                self._compiled[key] = self._jit(traced)
             return self._compiled[key]([leaves[i] for i in dynamic])
         except Exception:  # noqa: BLE001 - anything jit cannot do is retried eagerly
             self._eager_only.add(key)
@@ -160,7 +162,8 @@ class TorchFramework(NumpyFramework):
 
     def preload(self):
         super().preload()
-        importlib.import_module("torch")
+        torch = importlib.import_module("torch")
+        self._autograd = torch.autograd.grad  # as JaxFramework keeps jax.grad: before any cell
         # The first optimizer step imports torch._dynamo (about 1.8 s), in every submission
         # that trains; importing it here does it once per run. It starts no threads.
         importlib.import_module("torch._dynamo")
@@ -186,7 +189,7 @@ class TorchFramework(NumpyFramework):
             # The output does not depend on the leaf at all (e.g. it was detached): its gradient
             # is zero, which torch.autograd.grad would report as an error instead.
             return torch.zeros_like(leaf)
-        (grad,) = torch.autograd.grad(output, leaf, allow_unused=True)
+        (grad,) = self._autograd(output, leaf, allow_unused=True)
         return torch.zeros_like(leaf) if grad is None else grad
 
 

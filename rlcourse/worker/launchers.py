@@ -23,12 +23,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import socket
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from rlcourse.worker import confine, landlock, protocol
@@ -39,7 +37,7 @@ from rlcourse.worker.privileges import (UNPRIVILEGED, check_floor, drops_privile
                                         workers_may_mount)
 from rlcourse.worker.processes import kill_process_group, popen_from_lasting_thread, worker_environment
 from rlcourse.worker.sandbox import bwrap_command, choose_isolation
-from rlcourse.worker.scratch import remove_scratch, scratch_dir
+from rlcourse.worker.scratch import remove_run_folder, remove_scratch, run_folder, scratch_dir
 
 
 @dataclasses.dataclass
@@ -216,7 +214,7 @@ class ForkLauncher(_Launcher):
         chmod, rename into or write it (a worker that made it mode 0 once stopped every later
         worker of the run from entering its scratch folder). `_run_root_intact` re-checks it
         before each launch."""
-        root = Path(tempfile.mkdtemp(prefix="rlcourse-run-"))
+        root = run_folder()  # removed by close(); by the next run's start if this process is killed
         os.chmod(root, 0o755)
         if os.geteuid() == 0:
             os.chown(root, *(2 * (0 if drops_privileges(self.isolation) else UNPRIVILEGED,)))
@@ -266,7 +264,7 @@ class ForkLauncher(_Launcher):
             old = self._run_root
             self._run_root = self._make_run_root()
             self.restart()
-            remove_scratch(old)
+            remove_run_folder(old)
         scratch = hand_over(scratch_dir(self._run_root), self.isolation)
         ours, theirs = socket.socketpair()
         request = {"op": "fork", "scratch": str(scratch),
@@ -309,7 +307,7 @@ class ForkLauncher(_Launcher):
         except subprocess.TimeoutExpired:
             self._template.kill()
             self._template.wait()
-        shutil.rmtree(self._run_root, ignore_errors=True)
+        remove_run_folder(self._run_root)
 
 
 def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):

@@ -389,6 +389,21 @@ def private_home(scratch: str) -> None:
     tempfile.tempdir = None
 
 
+def forget_the_engine() -> None:
+    """Drop rlcourse's modules from `sys.modules`, last thing before any student code runs.
+
+    What answers the grader (`serve`, the `Session`, the framework, the protocol) keeps the
+    modules it was loaded with; a cell that imports rlcourse then gets fresh copies, which
+    nothing that answers the grader uses. A cell once patched `rlcourse.worker.server.Session.
+    _gradient` so that every gradient with respect to old_logp came back zero, and a loss that
+    let gradients flow into it kept its points (issue 29, finding 8); now that patch lands on a
+    copy. This covers names only: code that walks the stack's frames or the garbage collector
+    to the running objects still reaches them, as it reaches anything in its own process, and
+    the grader re-derives what it can from values instead (docs/threat-model.md)."""
+    for name in [name for name in sys.modules if name == "rlcourse" or name.startswith("rlcourse.")]:
+        del sys.modules[name]
+
+
 def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: str | None,
                cache_writable: bool, confinement: dict | None = None,
                output: tuple[int, int] | None = None) -> None:
@@ -409,8 +424,10 @@ def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: str
     framework = framework_named(framework_name)
     framework.preload()
     framework.configure(compile_cache=compile_cache, cache_writable=cache_writable)
+    session = Session(framework)
+    forget_the_engine()
     try:
-        serve(sock, Session(framework))
+        serve(sock, session)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -175,6 +175,7 @@ class TestNothingLost:
 
 
 class TestBadInput:
+    @pytest.mark.hostile("autograde-bad-submission-folders")
     def test_every_kind_of_bad_submission_is_recorded_and_the_batch_goes_on(self, tmp_path):
         class_dir = make_class(tmp_path, {"good": "ada", "truncated": "edsger"})
         submitted = class_dir / "submitted"

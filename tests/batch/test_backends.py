@@ -104,6 +104,7 @@ def dask_cluster(tmp_path, workers: int, **worker_env):
         for index in range(workers):
             processes.append(subprocess.Popen(
                 [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
+                 "--host", "127.0.0.1",  # its own ports too (rlcourse refuses a plain one beyond it)
                  "--name", f"grader-{index}", "--no-dashboard"], env=env(**worker_env),
                 stdout=open(logs / f"worker-{index}.txt", "w"), stderr=subprocess.STDOUT))
         _wait_for_workers(address, workers)

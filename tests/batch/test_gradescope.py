@@ -7,12 +7,13 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from rlcourse.batch.gradescope import (MAX_UPLOAD_BYTES, UploadProblem, after_deadline, build_autograder,
+from rlcourse.batch.gradescope import (HIDDEN_OWNER, MAX_UPLOAD_BYTES, UploadProblem, after_deadline, build_autograder,
                                  find_notebook, results_json, run, uploader)
 from rlcourse.course.visibility import FeedbackPolicy
 from rlcourse.grading.grade import Grade, Written
@@ -45,7 +46,8 @@ class TestBuildAutograder:
         with zipfile.ZipFile(autograder_zip) as archive:
             modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-        assert modes["graders/ps1/test_policy_loss.py"] & 0o777 == 0o644
+        assert modes["graders/ps1/test_policy_loss.py"] & 0o777 == 0o600
+        assert modes["release/ps1/ps1.ipynb"] & 0o777 == 0o644
 
     def test_it_holds_the_engine_and_this_assignment_only(self, autograder_zip):
         names = set(zipfile.ZipFile(autograder_zip).namelist())
@@ -56,6 +58,46 @@ class TestBuildAutograder:
         assert not [name for name in names if "ps2" in name or "ps3" in name]
         assert not [name for name in names if "__pycache__" in name or ".rlcourse-cache" in name
                     or name.startswith(("demo/", "tests/", "submitted/", "autograded/"))]
+
+    def test_the_hidden_files_are_stored_for_their_owner_alone(self, autograder_zip):
+        """The graders, the oracle and solutions and the instructor's notebook: 0600 in the zip
+        (setup.sh makes them root's: TestLockHiddenFiles); nothing else is."""
+        with zipfile.ZipFile(autograder_zip) as archive:
+            modes = {info.filename: (info.external_attr >> 16) & 0o777 for info in archive.infolist()}
+        hidden = {name for name in modes if name.split("/")[0] in ("graders", "solutions", "source")}
+        assert {"solutions/ps1/exact.py", "source/ps1/ps1.ipynb", "graders/ps1/assignment.toml"} <= hidden
+        assert {modes[name] for name in hidden} == {0o600}
+        assert {modes[name] for name in set(modes) - hidden} == {0o644, 0o755}
+
+    @pytest.mark.hostile("gradescope-zip-instructor-paths")
+    def test_no_path_or_setting_of_the_instructors_machine_ships(self, tmp_path):
+        """The course's nbgrader_config.py may name the instructor's own paths (an exchange, a
+        plugin folder): the zip has a neutral one instead, and no file in it names the course's
+        folder."""
+        from course_copy import copy_course
+        from rlcourse.course.directory import Course
+
+        course = copy_course(tmp_path / "home" / "prof" / "rl-course-2026")
+        for name in ("pyproject.toml", "constraints.txt"):
+            (course / name).write_bytes((ROOT / name).read_bytes())
+        config = course / "nbgrader_config.py"
+        config.write_text(config.read_text() + '\nc.Exchange.root = "/home/prof/private/exchange"\n'
+                          'c.CourseDirectory.root = "/home/prof/rl-course-2026"\n')
+        zip_path = build_autograder(Course(course).assignment("ps1"), out=tmp_path / "zip")
+        with zipfile.ZipFile(zip_path) as archive:
+            texts = {name: archive.read(name).decode(errors="replace") for name in archive.namelist()}
+        shipped = texts["nbgrader_config.py"]
+        assert "c = get_config()" in shipped and "/home/prof" not in shipped
+        assert "rlcourse gradescope ps1" in shipped  # says where it came from
+        assert not [name for name, text in texts.items()
+                    if "/home/prof" in text or str(course) in text or str(tmp_path) in text]
+
+    def test_setup_locks_the_hidden_files_before_anything_is_graded(self, autograder_zip):
+        with zipfile.ZipFile(autograder_zip) as archive:
+            lines = archive.read("setup.sh").decode().splitlines()
+        lock = next(i for i, line in enumerate(lines) if "rlcourse.batch.gradescope lock" in line)
+        warm = next(i for i, line in enumerate(lines) if "rlcourse.batch.gradescope warm" in line)
+        assert lock < warm
 
     def test_the_scripts_name_the_assignment(self, autograder_zip):
         with zipfile.ZipFile(autograder_zip) as archive:
@@ -74,6 +116,32 @@ class TestBuildAutograder:
         result = subprocess.run(["shellcheck", "--shell=bash", str(tmp_path / "setup.sh"),
                                  str(tmp_path / "run_autograder")], capture_output=True, text=True)
         assert result.returncode == 0, result.stdout
+
+
+class TestLockHiddenFiles:
+    def test_hidden_folders_become_roots_alone_and_links_are_not_followed(self, autograder_zip, tmp_path):
+        """What setup.sh runs (`python -m rlcourse.batch.gradescope lock`) on the unpacked zip:
+        owned by a uid that is neither a worker's (0 or nobody) nor anyone's, 0700/0600."""
+        source = tmp_path / "source"
+        with zipfile.ZipFile(autograder_zip) as archive:
+            archive.extractall(source)
+        outside = tmp_path / "outside.txt"
+        outside.write_text("not the course's\n")
+        outside.chmod(0o644)
+        (source / "solutions" / "ps1" / "link").symlink_to(outside)
+        subprocess.run([sys.executable, "-m", "rlcourse.batch.gradescope", "lock", "ps1", "--course",
+                        str(source)], check=True, capture_output=True, timeout=120)
+        for kind in ("graders", "solutions", "source"):
+            for path in [source / kind, *(source / kind).rglob("*")]:
+                if path.is_symlink():
+                    continue
+                info = path.lstat()
+                assert stat.S_IMODE(info.st_mode) == (0o700 if path.is_dir() else 0o600), path
+                if os.geteuid() == 0:
+                    assert (info.st_uid, info.st_gid) == (HIDDEN_OWNER, HIDDEN_OWNER) != (0, 0)
+        assert stat.S_IMODE(outside.stat().st_mode) == 0o644
+        assert stat.S_IMODE((source / "release" / "ps1").stat().st_mode) & 0o005 == 0o005
+        assert stat.S_IMODE((source / "rlcourse").stat().st_mode) & 0o005 == 0o005
 
 
 # --- finding the upload -----------------------------------------------------------------------------
@@ -116,16 +184,19 @@ class TestFindNotebook:
         with pytest.raises(UploadProblem, match="only the archive ps1.zip"):
             find_notebook(tmp_path)
 
+    @pytest.mark.hostile("gradescope-upload-link")
     def test_a_link_is_refused_not_followed(self, tmp_path, ps1):
         (tmp_path / "ps1.ipynb").symlink_to(ps1.source_notebook)
         with pytest.raises(UploadProblem, match="link"):
             find_notebook(tmp_path)
 
+    @pytest.mark.hostile("gradescope-upload-linked-folder")
     def test_a_linked_folder_is_not_searched(self, tmp_path, ps1):
         (tmp_path / "elsewhere").symlink_to(ps1.source_notebook.parent)
         with pytest.raises(UploadProblem, match="no notebook"):
             find_notebook(tmp_path)
 
+    @pytest.mark.hostile("gradescope-upload-too-large")
     def test_a_notebook_too_large_is_refused_with_what_to_do(self, tmp_path):
         with open(tmp_path / "ps1.ipynb", "wb") as stream:
             stream.truncate(MAX_UPLOAD_BYTES + 1)

@@ -8,7 +8,9 @@ ever written into it.
 """
 import json
 import os
+import platform
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -45,9 +47,10 @@ def unpack(zip_path: Path, autograder: Path) -> Path:
     return autograder
 
 
-def run_autograder(autograder: Path, files: dict, *, metadata=BEFORE_DUE, environment=()) -> dict:
+def run_autograder(autograder: Path, files: dict, *, metadata=BEFORE_DUE, environment=(),
+                   sandbox=(), pass_fds=()) -> dict:
     """Put `files` ({relative path: bytes}) in submission/, run run_autograder with `autograder`
-    mounted at /autograder, and return results.json."""
+    mounted at /autograder (and `sandbox`: more of bwrap's options), and return results.json."""
     for folder in ("submission", "results"):
         shutil.rmtree(autograder / folder, ignore_errors=True)
         (autograder / folder).mkdir()
@@ -60,8 +63,8 @@ def run_autograder(autograder: Path, files: dict, *, metadata=BEFORE_DUE, enviro
                "--chdir", "/autograder", "--setenv", "RLCOURSE_PYTHON", sys.executable]
     for key, value in environment:
         command += ["--setenv", key, value]
-    result = subprocess.run([*command, "/autograder/run_autograder"], capture_output=True, text=True,
-                            timeout=900)
+    result = subprocess.run([*command, *sandbox, "/autograder/run_autograder"], capture_output=True,
+                            text=True, timeout=900, pass_fds=pass_fds)
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads((autograder / "results" / "results.json").read_text())
 
@@ -76,8 +79,9 @@ def autograder(ps1, tmp_path_factory):
     if ours.is_dir():
         for cache in ours.glob("jax-*"):
             shutil.copytree(cache, root / "source" / ".rlcourse-cache" / cache.name)
-    subprocess.run([sys.executable, "-m", "rlcourse.batch.gradescope", "warm", "ps1",
-                    "--course", str(root / "source")], check=True, capture_output=True, timeout=900)
+    for action in ("lock", "warm"):  # as setup.sh does
+        subprocess.run([sys.executable, "-m", "rlcourse.batch.gradescope", action, "ps1",
+                        "--course", str(root / "source")], check=True, capture_output=True, timeout=900)
     return root
 
 
@@ -265,3 +269,72 @@ def test_setup_sh_installs_a_working_environment(ps1, tmp_path):
     results = json.loads((root / "results" / "results.json").read_text())
     # ada is the reference: every hidden item, and the written answer awaiting a TA
     assert (results["score"], results["extra_data"]["max_score"], results["extra_data"]["pending"]) == (42, 46, 4)
+
+
+def without_landlock() -> bytes:
+    """A seccomp program (classic BPF, x86_64) that answers Landlock's three system calls with
+    ENOSYS, as a kernel without Landlock (older than 5.13, or not enabled at boot) does."""
+    load, equal, give = 0x20, 0x15, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K
+    allow, enosys = 0x7FFF0000, 0x00050000 | 38  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | ENOSYS
+    program = [(load, 0, 0, 4), (equal, 1, 0, 0xC000003E), (give, 0, 0, allow),  # x86_64 only
+               (load, 0, 0, 0), (equal, 3, 0, 444), (equal, 2, 0, 445), (equal, 1, 0, 446),
+               (give, 0, 0, allow), (give, 0, 0, enosys)]
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
+
+
+PROBE = """
+import os
+
+def _probe(path):
+    try:
+        if os.path.isdir(path):
+            return f"listed {len(os.listdir(path))} entries"
+        with open(path, "rb") as handle:
+            return f"read {len(handle.read())} bytes"
+    except OSError as error:
+        return f"denied ({type(error).__name__})"
+
+_found = {name: _probe("/autograder/source/" + name) for name in (
+    "solutions/ps1/exact.py", "source/ps1/ps1.ipynb", "graders/ps1/assignment.toml", "graders/ps1")}
+raise RuntimeError(f"probe as uid {os.getuid()}: " + "; ".join(f"{k}: {v}" for k, v in _found.items()))
+"""
+"""A cell of the hostile upload: what it could read of the hidden files, in its own error (its
+report quotes it back to the student)."""
+
+
+@pytest.mark.hostile("gradescope-fallback-reads-solutions")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp program has x86_64's numbers")
+@pytest.mark.parametrize("worker", ["nobody", "uid 0 without capabilities"])
+def test_without_namespaces_or_landlock_an_upload_cannot_read_the_hidden_files(autograder, worker):
+    """Gradescope's container may have neither user namespaces nor Landlock: the workers then run
+    under resource limits as `nobody` or, where nobody cannot start Python, as uid 0 without
+    capabilities, and only the hidden files' owner and modes (setup.sh's `lock`) stand between a
+    student's cell and the solutions, the instructor's notebook and the graders. Simulated here:
+    bwrap's seccomp filter takes Landlock away and rlimits is forced; for `nobody`, /root (0700
+    on this machine, where Python lives) is made passable, as Gradescope's /autograder/venv is.
+    Before the lock, the zip's files were 0644, and root-owned 0600 files are a uid-0 worker's own."""
+    release = json.loads((ROOT / "release" / "ps1" / "ps1.ipynb").read_text())
+    release["cells"].append({"cell_type": "code", "execution_count": None, "id": "probe",
+                             "metadata": {}, "outputs": [], "source": PROBE})
+    sandbox = []
+    python_home = Path(sys.base_prefix).resolve()
+    if worker == "nobody" and python_home.is_relative_to("/root"):
+        sandbox = ["--perms", "0755", "--tmpfs", "/root"]
+        for folder in reversed(python_home.parents[:-2]):  # /root/.pyenv, /root/.pyenv/versions
+            sandbox += ["--perms", "0755", "--dir", str(folder)]
+        sandbox += ["--ro-bind", str(python_home), str(python_home)]
+    reading, writing = os.pipe()
+    os.write(writing, without_landlock())
+    os.close(writing)
+    try:
+        results = run_autograder(autograder, {"ps1.ipynb": json.dumps(release).encode()},
+                                 environment=[("RLCOURSE_ISOLATION", "rlimits")], pass_fds=(reading,),
+                                 sandbox=["--seccomp", str(reading), *sandbox])
+    finally:
+        os.close(reading)
+    extra = results["extra_data"]
+    assert extra["isolation"] == "rlimits" and extra["confinement"]["landlock"] == 0, extra
+    probe = next(line for line in results["output"].splitlines() if "probe as uid" in line)
+    assert f"probe as uid {65534 if worker == 'nobody' else 0}:" in probe, probe
+    assert probe.count("denied (PermissionError)") == 4, probe
+    assert "read " not in probe and "listed " not in probe

@@ -47,6 +47,7 @@ VARIANTS = {student: PS1.parameters(student) for student in STUDENTS}
 EXACT = load_solution(ROOT, "ps1", "exact")
 MISCONCEPTIONS = load_course_module(ROOT / "graders" / "ps1" / "misconceptions.py", "ps1_misc_variants")
 ENTRIES = {entry.name: entry for entry in load_entries(ROOT / "tests" / "bank" / "ps1")}
+GIVEN = load_course_module(ROOT / "graders" / "ps1" / "conftest.py", "ps1_conftest_variants")
 GRADERS = {topic: load_course_module(ROOT / "graders" / "ps1" / f"test_{topic}.py", f"ps1_{topic}_variant_items")
            for topic in ("policy_loss", "exact_return", "exercises", "training")}
 CHOICES = {parameter.name: parameter.choices for parameter in PS1.variants.parameters}
@@ -106,7 +107,7 @@ class Answers:
     def call(self, function, *args, compiled=False, **kwargs):
         with self._running():
             result = self.namespace[function](*args, **kwargs)
-        return tuple(np.asarray(part) for part in result) if isinstance(result, tuple) else np.asarray(result)
+        return plain(result)
 
     def value_and_grad(self, function, *args, wrt, compiled=False, **kwargs):
         import inspect
@@ -128,6 +129,15 @@ class Answers:
         with self._running():
             value, grad = jax.value_and_grad(with_leaf)(jax.numpy.asarray(leaf))
         return np.asarray(value), np.asarray(grad)
+
+
+def plain(value):
+    """A result as the worker sends it: arrays as numpy, dicts kept, tuples as lists of parts."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [plain(part) for part in value]
+    return np.asarray(value)
 
 
 def cells_of(entry_name: str) -> dict:
@@ -156,7 +166,8 @@ def outcome(item_id: str, student: str, answers) -> str | None:
     exact = EXACT.for_parameters(VARIANTS[student])
     fixtures = dict(student=answers, exact=exact, models=MISCONCEPTIONS.Models(exact),
                     explain=MISCONCEPTIONS.EXPLAIN, params=VARIANTS[student],
-                    rng=np.random.default_rng(zlib.crc32(function.__name__.encode())))
+                    rng=np.random.default_rng(zlib.crc32(function.__name__.encode())),
+                    given_loop=GIVEN.GivenLoop(answers, exact), records_of=GIVEN.records_of)
     wanted = function.__code__.co_varnames[:function.__code__.co_argcount]
     try:
         function(**{name: fixtures[name] for name in wanted})

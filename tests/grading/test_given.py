@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rlcourse.grading.given import shadowing
+from rlcourse.grading.given import definitions, shadowing
 from rlcourse.grading.pipeline import Grader
 from rlcourse.course.submission import NotebookProblem, load_submission
 
@@ -45,6 +45,31 @@ def test_a_later_cell_that_shadows_given_code_is_followed_by_the_released_defini
                for note in graded.warnings)
 
 
+@pytest.mark.parametrize("source, name, restored", [
+    ("STEP_COST = 0.0\n", "STEP_COST", "given_environment"),
+    ("GOAL_REWARD *= 10\n", "GOAL_REWARD", "given_environment"),
+    ("PARAMS['clip'] = 0.3\n", "PARAMS", "given_parameters"),
+    ("PARAMS = dict(PARAMS, step_cost=-0.01)\n", "PARAMS", "given_parameters"),
+])
+def test_rebinding_the_students_own_values_is_noted_and_undone(ps1, tmp_path, source, name, restored):
+    """Issue 29: the corridor's rewards (STEP_COST = PARAMS["step_cost"], computed, not a literal)
+    and PARAMS (bound in the parameter cell's if/else) were given names nobody protected: a
+    later cell rebinding them left no note and changed what later cells and the graders' calls
+    ran on. Now the report says so, and the given cell runs again right after (the parameter
+    cell as graded: pinned to the student)."""
+    path = with_cell_source(ps1, tmp_path, "exercise_horizon", source)
+    with Grader(ps1, warm_cache=False) as grader:
+        graded = grader._as_graded(load_submission(path), student="ada")
+    position = next(n for n, cell in enumerate(graded.cells) if cell.grade_id == "exercise_horizon")
+    after = {cell.grade_id: cell.source for cell in graded.cells[position + 1:position + 3]}
+    assert restored in after
+    if restored == "given_parameters":
+        assert "STUDENT = 'ada'" in after[restored] and "PARAMS = " in after[restored]
+    else:
+        assert 'STEP_COST = PARAMS[\'step_cost\']' in after[restored]
+    assert any(f"exercise_horizon) redefines or patches {name}" in note for note in graded.warnings)
+
+
 def test_the_restored_definitions_hold_no_demonstration_run(ps1, tmp_path):
     path = with_cell_source(ps1, tmp_path, "exercise_horizon", "def train():\n    pass\n")
     with Grader(ps1, warm_cache=False) as grader:
@@ -71,6 +96,12 @@ def test_reference_and_honest_demo_notebooks_shadow_nothing(course, name):
                 continue
             graded = grader._as_graded(submission)
             assert not any("released definitions were used" in note for note in graded.warnings), path
+
+
+def test_a_derived_constant_is_given_only_when_it_calls_nothing_and_reads_given_names():
+    names, source = definitions("A = PARAMS['x']\nB = A * 2 + GOAL\nC = len(A)\nD = unknown + 1\n"
+                                "E = [x for x in A]\n", known={"PARAMS", "GOAL"})
+    assert names == {"A", "B"} and "len" not in source and "unknown" not in source
 
 
 def test_reimporting_a_given_module_under_its_own_name_is_not_shadowing():

@@ -103,6 +103,27 @@ def test_a_grader_that_raises_is_named_by_file_line_type_and_message(hw):
 
 
 @pytest.mark.slow
+def test_a_grader_that_raises_on_the_students_data_costs_the_item_not_the_grading(hw):
+    """Issue 29, finding 7: the same exception inside `on_student_data` (the grader computing
+    with the student's value) is the student's data breaking the computation: the item is lost
+    as bad_output, the rest is graded, and the staff's log gets the traceback."""
+    break_grader(hw, "with on_student_data('add_one\\'s result'):\n"
+                     "            x[as_array(student.call('add_one', x), what='add_one').astype(int) + size]")
+    grader_file = hw.grader_dir / "test_add_one.py"
+    grader_file.write_text(grader_file.read_text().replace(
+        "from rlcourse.grading.rubric import Evidence, as_array, item",
+        "from rlcourse.grading.rubric import Evidence, as_array, item, on_student_data"))
+    logged = []
+    with Grader(hw, warm_cache=False, log=logged.append) as grader:
+        report = grader.grade(hw.source_notebook)
+    item, = report.items
+    assert (item.passed, item.diagnosis) == (False, "bad_output")
+    assert "could not use add_one's result" in item.message and "IndexError" in item.message
+    assert any("add_one.random_arrays lost (bad_output)" in message and "IndexError" in message
+               for message in logged), logged
+
+
+@pytest.mark.slow
 def test_a_grader_module_that_does_not_import_is_named_by_file_and_line(hw):
     """Collection errors too: each module's own error, not pytest's CollectError text."""
     (hw.grader_dir / "test_imports.py").write_text('"""Imports a module that is not there."""\nimport numpyy\n')

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from rlcourse.grading.rubric import BadOutput, Evidence, Failure, as_array, as_records, expect_close
+from rlcourse.grading.rubric import (BadOutput, Evidence, Failure, Field, StudentDataError, as_array,
+                                     as_records, expect_close, on_student_data)
 
 
 class TestAsArray:
@@ -112,20 +113,64 @@ def test_lazy_models_diagnose_a_failure_as_eager_ones_do():
 
 
 class TestRecords:
-    KEYS = ("observation", "action")
+    FIELDS = {"observation": Field("integer", 0, 3, "the integer cells 0 to 3"),
+              "action": Field("integer", 0, 1), "old_logp": Field("real", high=0.0),
+              "active": Field("flag")}
+
+    def valid(self, shape=(8, 4)):
+        return {"observation": np.zeros(shape, dtype=np.int32), "action": np.ones(shape, dtype=np.int64),
+                "old_logp": np.full(shape, -0.7, dtype=np.float32), "active": np.ones(shape, dtype=bool),
+                "extra": "ignored"}
 
     def test_records_of_one_shape_keep_their_dtypes(self):
-        records = as_records({"observation": np.zeros((8, 4), dtype=np.int32), "action": np.ones((8, 4)),
-                              "extra": "ignored"}, what="b", keys=self.KEYS)
-        assert records["observation"].dtype == np.int32 and set(records) == set(self.KEYS)
+        records = as_records(self.valid(), what="b", fields=self.FIELDS)
+        assert records["observation"].dtype == np.int32 and set(records) == set(self.FIELDS)
 
     @pytest.mark.parametrize("shapes", [((6000, 1), (1, 6000)), ((8, 4), (8, 5)), ((32,), (32,)),
                                         ((4096, 4096), (4096, 4096))])
     def test_arrays_that_would_broadcast_or_are_too_big_are_bad_output(self, shapes):
-        value = {key: np.zeros(shape, dtype=np.int8) for key, shape in zip(self.KEYS, shapes)}
+        fields = {"observation": Field("integer"), "action": Field("integer")}
+        value = {key: np.zeros(shape, dtype=np.int8) for key, shape in zip(fields, shapes)}
         with pytest.raises(BadOutput, match="same shape"):
-            as_records(value, what="b", keys=self.KEYS)
+            as_records(value, what="b", fields=fields)
 
     def test_a_missing_key_is_bad_output(self):
         with pytest.raises(BadOutput, match="records dict"):
-            as_records({"observation": np.zeros((2, 2))}, what="b", keys=self.KEYS)
+            as_records({"observation": np.zeros((2, 2))}, what="b", fields=self.FIELDS)
+
+    @pytest.mark.parametrize("key, value, said", [
+        ("observation", lambda a: a + 0.5, "float64 values"),   # issue 29: the oracle indexed with it
+        ("observation", lambda a: a - 7, "values from -7"),
+        ("observation", lambda a: a + 4, "values from 4"),
+        ("action", lambda a: a * 2, "values from 2"),
+        ("old_logp", lambda a: np.abs(a), "values from 0.7"),
+        ("old_logp", lambda a: np.where(a < 0, np.nan, a), "NaN"),
+        ("active", lambda a: a.astype(np.int8), "int8 values"),
+        ("observation", lambda a: a.astype(str), "<U"),
+        ("action", lambda a: [[0, "x"] * 2] * 8, "<U"),
+        ("action", lambda a: [[0], [1, 2]], "list"),
+    ])
+    def test_values_outside_the_contract_are_bad_output_naming_the_field(self, key, value, said):
+        records = self.valid()
+        records[key] = value(records[key])
+        with pytest.raises(BadOutput, match=f"b\\['{key}'\\] (holds|is).*{said}") as failed:
+            as_records(records, what="b", fields=self.FIELDS)
+        assert failed.value.tag == "bad_output"
+
+
+class TestOnStudentData:
+    def test_an_exception_on_the_students_data_costs_the_item_as_bad_output(self):
+        with pytest.raises(StudentDataError) as failed:
+            with on_student_data("b"):
+                np.zeros(3)[np.array([0.5])]
+        assert failed.value.tag == "bad_output" and "could not use b" in failed.value.message
+        assert isinstance(failed.value.cause, IndexError)
+
+    def test_failures_and_worker_errors_pass_through_unchanged(self):
+        from rlcourse.worker.errors import WorkerError
+
+        for error in (Failure("wrong_value", did="x", should="y"), WorkerError("timeout", "slow")):
+            with pytest.raises(type(error)) as raised:
+                with on_student_data("b"):
+                    raise error
+            assert raised.value is error

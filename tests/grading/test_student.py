@@ -2,6 +2,7 @@
 import time
 
 import nbformat
+import numpy as np
 import pytest
 
 from rlcourse.grading.student import StudentCode
@@ -247,4 +248,44 @@ def test_a_function_that_hung_is_retried_in_a_cell_for_a_calls_time_only(tmp_pat
         assert "having hung 2 times" in str(call.value)
     finally:
         student.close()
+        launcher.close()
+
+
+def test_a_cell_that_patches_the_workers_own_modules_changes_nothing_the_grader_asks(tmp_path, launcher):
+    """Issue 29, finding 8: a cell imported rlcourse.worker.server and patched the gradient path;
+    now the worker forgets its modules before any cell runs, and the import gets copies that
+    nothing answering the grader uses."""
+    student = student_for(tmp_path, launcher,
+                          "import rlcourse.worker.server as server\n"
+                          "import rlcourse.worker.protocol as protocol\n"
+                          "server.Session.call = lambda self, **request: {'value': 42}\n"
+                          "server.Session._gradient = lambda *args: 42\n"
+                          "protocol.encode = lambda value, _depth=0: {'value': 42}\n",
+                          "def f(x):\n    return x + 1")
+    try:
+        assert student.cell_errors == []
+        assert student.call("f", 1) == 2
+    finally:
+        student.close()
+
+
+def test_a_cell_that_rebinds_jax_grad_changes_only_its_own_gradients(tmp_path):
+    """The worker differentiates with jax.grad as it was before any cell ran."""
+    launcher = make_launcher(WorkerOptions("jax", Limits(cell_seconds=30, call_seconds=30)), strategy="fork")
+    try:
+        student = student_for(tmp_path, launcher,
+                              "import jax\nimport jax.numpy as jnp\n"
+                              "jax.grad = lambda f, *args, **kwargs: (lambda x: jnp.zeros_like(x))\n"
+                              "jax.jit = lambda f, *args, **kwargs: (lambda *a, **k: jnp.zeros(3))\n"
+                              "own = jax.grad(lambda x: jnp.sum(x ** 2))(jnp.ones(3))\n"
+                              "def f(x):\n    return jnp.sum(x ** 2)")
+        try:
+            assert list(student.get("own")["own"]) == [0, 0, 0]  # the student's own call: theirs
+            for compiled in (False, True):
+                value, grad = student.value_and_grad("f", np.ones(3, dtype=np.float32), wrt="x",
+                                                     compiled=compiled)
+                assert value == 3 and list(grad) == [2, 2, 2], compiled
+        finally:
+            student.close()
+    finally:
         launcher.close()

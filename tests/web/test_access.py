@@ -44,6 +44,7 @@ def test_tokens_are_printed_once_and_kept_only_as_hashes(tmp_path, web_course):
     assert sorted(again) == ["ada", "alan"] and not set(again.values()) & set(first.values())
 
 
+@pytest.mark.hostile("web-revoked-token")
 def test_a_replaced_or_revoked_token_is_refused(served):
     server, tokens = served
     assert server.api("/api/whoami", tokens["carol"])[1] == {"user": "carol", "staff": False}
@@ -58,6 +59,7 @@ def test_a_replaced_or_revoked_token_is_refused(served):
     assert server.api("/", cookie=cookie)[0] == 303  # the session ended with its token
 
 
+@pytest.mark.hostile("web-bad-token")
 def test_the_client_refuses_a_bad_token_and_a_file_that_is_not_a_notebook(served):
     server, tokens = served
     bad = rlcourse(server.course, "submit", "ps1", DEMO / "ada" / "ps1" / "ps1.ipynb", "--server", server.url,
@@ -73,6 +75,7 @@ def test_the_client_refuses_a_bad_token_and_a_file_that_is_not_a_notebook(served
     assert not (server.class_dir / "submitted").exists()
 
 
+@pytest.mark.hostile("web-upload-over-the-cap")
 def test_an_upload_over_the_cap_is_refused_with_a_message(served, tmp_path):
     from rlcourse.web.intake import MAX_UPLOAD_BYTES
 
@@ -83,6 +86,7 @@ def test_an_upload_over_the_cap_is_refused_with_a_message(served, tmp_path):
     assert status == 413 and "over 20 MB, the most a submission may be" in body["error"]
 
 
+@pytest.mark.hostile("web-csrf-and-no-session")
 def test_pages_need_a_session_and_forms_need_its_csrf_token(served, tmp_path):
     server, tokens = served
     assert server.api("/")[0] == 303 and server.api("/staff")[0] == 303
@@ -109,6 +113,7 @@ def test_pages_need_a_session_and_forms_need_its_csrf_token(served, tmp_path):
     assert server.api("/api/submissions/1", tokens["ada"])[0] == 404
 
 
+@pytest.mark.hostile("web-session-cookie")
 def test_the_session_cookie_is_httponly_and_samesite_strict(served):
     server, tokens = served
     status, page, headers = server.api("/login")
@@ -120,6 +125,7 @@ def test_the_session_cookie_is_httponly_and_samesite_strict(served):
     assert "HttpOnly" in session and "SameSite=strict" in session
 
 
+@pytest.mark.hostile("web-late-submission")
 def test_a_late_submission_is_refused_when_the_assignment_says_so(tmp_path):
     from nbgrader.api import Gradebook
 
@@ -145,6 +151,8 @@ def test_a_late_submission_is_refused_when_the_assignment_says_so(tmp_path):
     ({"window_minutes": "60"}, "window_minutes = '60'; it must be a positive whole number"),
     ({"accept_late": 1}, "accept_late = 1; it must be true or false"),
     ({"per_hour": 3}, "unknown key 'per_hour'"),
+    ({"history_megabytes": 0}, "history_megabytes = 0; it must be a positive whole number"),
+    ({"history_megabytes": 1.5}, "history_megabytes = 1.5; it must be a positive whole number"),
     ({"opens": "2026-03-01"}, "opens = '2026-03-01'; it must be a TOML date-time such as 2026-03-02T17:00:00Z"),
     ({"closes": datetime.date(2026, 3, 1)}, "closes = datetime.date(2026, 3, 1); it must be a TOML date-time"),
     ({"opens": datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc),
@@ -157,6 +165,8 @@ def test_the_web_table_is_checked(table, message):
         AssignmentConfig.from_table(data, where="assignment.toml")
     assert AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax"},
                                        where="x").web.submissions_per_window == 10
+    assert AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax"},
+                                       where="x").web.history_megabytes == 200
 
 
 def test_opens_and_closes_are_read_as_utc():

@@ -105,6 +105,7 @@ def test_a_browser_gets_a_page_with_a_way_back_and_the_api_json(served):
     assert headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.hostile("web-student-calls-staff-actions")
 def test_the_staff_actions_are_not_found_for_a_student(served):
     server, tokens = served
     ada, prof = tokens["ada"], tokens["prof"]

@@ -137,6 +137,7 @@ def test_work_through_the_exchange_is_graded_by_autograde_and_shown_with_its_fee
     assert server.api(link, cookie=server.login(tokens["ada"]))[0] == 404
 
 
+@pytest.mark.hostile("web-student-calls-staff-downloads")
 def test_staff_retry_regrade_download_and_export_and_a_student_gets_not_found(served, history):
     server, tokens = served
     (failed, (_, latest, _), _) = history

@@ -69,6 +69,7 @@ def test_the_client_waits_and_prints_what_the_policy_shows_now(graded):
     assert report["items"] == [] and report["level"] == "score" and report["sealed_points"] == SEALED
 
 
+@pytest.mark.hostile("web-parallel-uploads")
 def test_a_second_upload_while_one_is_in_flight_is_refused(graded):
     server, tokens, *_, second = graded
     status, body, _ = second
@@ -100,6 +101,7 @@ def test_the_upload_is_in_nbgraders_layout_its_gradebook_and_the_history(graded)
     assert json.loads(stored)["parameters"] != Course(server.course).assignment("ps1").variants.defaults
 
 
+@pytest.mark.hostile("web-rate-limit")
 def test_the_rate_limit_names_the_time_of_the_next_allowed_submission(graded):
     server, tokens, *_ = graded
     first = server.api("/api/submissions", tokens["ada"])[1][0]
@@ -112,6 +114,7 @@ def test_the_rate_limit_names_the_time_of_the_next_allowed_submission(graded):
             f"{next_allowed.isoformat(sep=' ')} UTC") in again.stderr
 
 
+@pytest.mark.hostile("web-idor-another-students-submission")
 def test_another_student_sees_nothing_of_it_and_staff_see_everything(graded):
     server, tokens, *_ = graded
     submission = server.api("/api/submissions", tokens["ada"])[1][0]["id"]
@@ -208,6 +211,7 @@ def test_with_a_scheduler_the_gradings_run_on_the_dask_cluster(tmp_path):
 
 
 @pytest.mark.browser
+@pytest.mark.hostile("web-idor-in-a-browser")
 def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_open_it(tmp_path):
     """Headless Chromium (Debian's), driven over the DevTools pipe: sign in with the token, pick
     the notebook, watch the status page refresh itself until graded, open the feedback page;

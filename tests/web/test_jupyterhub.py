@@ -92,6 +92,7 @@ def test_hub_admins_and_the_staff_group_are_staff(hub_and_server, user):
     assert status == 200 and f'id="user">{user}<' in page and "(staff)" in page
 
 
+@pytest.mark.hostile("hub-sign-in-from-another-browser")
 def test_a_sign_in_must_come_back_to_the_browser_that_started_it(hub_and_server):
     hub, server = hub_and_server
     origin = server.url[: -len(PREFIX) + 1]
@@ -108,6 +109,7 @@ def test_a_sign_in_must_come_back_to_the_browser_that_started_it(hub_and_server)
     assert status == 403 and "sign in again" in body
 
 
+@pytest.mark.hostile("hub-name-not-a-student-id")
 def test_a_hub_name_that_is_no_student_id_is_refused(hub_and_server):
     hub, server = hub_and_server
     origin = server.url[: -len(PREFIX) + 1]
@@ -118,6 +120,7 @@ def test_a_hub_name_that_is_no_student_id_is_refused(hub_and_server):
     assert status == 403 and "characters other than" in body
 
 
+@pytest.mark.hostile("hub-token-without-access")
 def test_the_api_takes_hub_tokens_allowed_to_use_the_service(hub_and_server):
     hub, server = hub_and_server
     adas = hub.token_for("ada")

@@ -73,6 +73,7 @@ def gradebook_score(class_dir, student):
         return float(gradebook.find_submission("ps1", student).score)
 
 
+@pytest.mark.hostile("web-probing-sealed-answers")
 def test_before_the_due_date_both_students_see_the_same(graded):
     server, tokens, views, class_dir, _ = graded
     kim, lee = (as_the_student_sees_it(views[student]) for student in ("kim", "lee"))

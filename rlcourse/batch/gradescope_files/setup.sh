@@ -40,6 +40,20 @@ fi
 "$target/bin/python" -m pip install --quiet "${index_options[@]}" \
     --constraint "$here/constraints.txt" "$here"
 
+# The graders, the oracle and solutions and the instructor's notebook: root's alone (owned by a
+# uid no process runs as, 0700/0600). The grading process, root, reads them through its
+# capabilities; workers keep none, and where bubblewrap cannot start they run as nobody, or as
+# uid 0 where nobody cannot start Python (rlcourse.worker.privileges): not the owner either way.
+"$target/bin/python" -m rlcourse.batch.gradescope lock "$assignment" --course "$here"
+# Workers drop to nobody only if nobody can start this environment's Python.
+chmod go+rx "$target"
+if command -v setpriv >/dev/null && ! setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$target/bin/python" -I -c "import numpy" >/dev/null 2>&1; then
+    echo "rlcourse: WARNING: user nobody cannot start $target/bin/python: where bubblewrap cannot" \
+         "run, workers would keep uid 0 (without capabilities) and the grader's other files;" \
+         "make $target and its parents readable by all" >&2
+fi
+
 # Compile the reference once here, so that no upload pays for it (the cache stays read-only
 # to students' workers).
 "$target/bin/python" -m rlcourse.batch.gradescope warm "$assignment" --course "$here"

@@ -5,9 +5,12 @@ NotImplementedError; exact_return(horizon=5) (asked only by exact_return.random_
 then swaps `protocol.encode` for one that sends its result, once, as an array whose header lies
 (shape [1000, 1000] float64 over 8 bytes of data), and puts the real one back.
 
-Must happen: extra fields are ignored; the lying array is rejected by the grader's decoder, so
-that item is lost (`bad_reply`) and nothing else changes. (The `_describe` patch only relabels
-this student's own errors, none of which occur.)
+Must happen: nothing is lost. The worker forgets its own modules before any cell runs
+(rlcourse.worker.server.forget_the_engine, issue 29), so both imports get fresh copies that
+nothing answering the grader uses: no patch takes effect. (Until then the extra fields were
+ignored and the lying array was rejected by the grader's decoder, costing that item as
+`bad_reply`; the decoder still meets lies written straight to the socket, in
+prints_fake_report_and_framing, and tests/worker/test_protocol_replies.py.)
 """
 CELLS = {"exercise_horizon": r'''short = exact_return(jnp.full(3, 100.0), horizon=2)
 import rlcourse.worker.protocol as _protocol
@@ -30,4 +33,4 @@ EDITS = {"exact_return": [("    p_right = jax.nn.sigmoid(theta)\n",
                            "                                           'dtype': 'float64', 'shape': [1000, 1000]}}}\n"
                            "        _protocol.encode = _lying_encode\n"
                            "    p_right = jax.nn.sigmoid(theta)\n")]}
-LOSES = {"exact_return.random_theta_horizons": "bad_reply"}
+LOSES = {}
