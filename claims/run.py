@@ -541,6 +541,11 @@ def ps2_claims() -> list[Claim]:
             below("standard: median factor of the shortened steps", _runs(f, std, "shrink", lab_seeds), 1 / 3)]),
         Claim("without the clip (`max_norm=float(\"inf\")`) none is", lambda f: [
             Fact(f"max_norm of {raw}: {f['settings'][raw]['max_norm']}", f["settings"][raw]["max_norm"] == float("inf"))]),
+        # The visible check after Part 7's run promises a student that a correct solution passes it.
+        Claim(None, lambda f: [
+            above("standard, seed 0: final return minus the untrained policy's",
+                  _runs(f, std, "return", 1) - _runs(f, std, "first_return", 1), 0.5)],
+              about="the visible check test_training (seed 0's return gains more than 0.5) passes a correct solution"),
     ]
 
 
@@ -590,6 +595,15 @@ def ps3_claims() -> list[Claim]:
                                         ("lr 0.03", "lr 3e-2"))],
                   above("PPO at lr 3e-2 against lr 3e-4: the lowest last 20 % of 3e-2 over the highest of 3e-4",
                         [_episodes(f, "last", "lr 0.03").min() / _episodes(f, "last", "lr 0.0003").max()], 1.0)]),
+        # The visible checks after Experiment 1 (seeds 0 and 1, their mean) promise a student that a
+        # correct solution passes them.
+        Claim(None, lambda f: [
+            *[part for agent, gain, least in (("reinforce", 40, 100), ("ppo", 40, 100), ("a2c", 15, 40))
+              for part in (above(f"{agents[agent]}, seeds 0 and 1: last 20 % minus first 20 %",
+                                 [np.mean(_episodes(f, "last", agent)[:2] - _episodes(f, "first", agent)[:2])], gain),
+                           above(f"{agents[agent]}, seeds 0 and 1: last 20 %",
+                                 [np.mean(_episodes(f, "last", agent)[:2])], least))]],
+              about="the visible checks test_training (seeds 0 and 1) pass a correct solution"),
         Claim(None, lambda f: [
             Fact(f"lambda: {lambda_answer(f)!r}; sparse: "
                  f"{'does not learn' if not any(f['sparse_rewarded']) else 'some episodes rewarded'}",
