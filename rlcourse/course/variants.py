@@ -192,7 +192,9 @@ def parameter_cell(assignment: str, variants: Variants, *, student: str | None =
     defaults = json.dumps(variants.defaults)
     return f'''# Your own parameters (given; do not edit). They come from your student id, so your
 # classmates work with other values: use PARAMS["..."] in your code, never the printed numbers.
-# On JupyterHub the id is your user name; elsewhere start Jupyter with RLCOURSE_STUDENT=<your id>.
+# Your student id: on the course's JupyterHub, your hub user name (nothing to set); anywhere
+# else, the id the course gave you, the one you submit under. Start Jupyter with it, for
+# instance `RLCOURSE_STUDENT=<that id> jupyter lab`, and check the id this cell prints.
 import hashlib
 import hmac
 import os
@@ -214,7 +216,8 @@ if VARIANTS_ON and STUDENT:
     PARAMS = {{name: _own_value(name, allowed) for name, allowed in CHOICES.items()}}
 else:
     PARAMS = dict(DEFAULTS)
-    print("No student id found: these are the default values, not yours.")
+    print("No student id found (JUPYTERHUB_USER, RLCOURSE_STUDENT): these are the default values, "
+          "not yours. Start Jupyter with RLCOURSE_STUDENT set to the id the course gave you.")
 print("{PRINTED} (student " + repr(STUDENT) + "):", PARAMS)
 '''
 
