@@ -245,6 +245,24 @@ class TestPs1FeedbackData:
         labels = {line.get_label() for line in figure.axes[0].get_lines()}
         assert {"always right (0.985)", "uniform policy (0.466875)"} <= labels and figure.axes[0].get_title() == ""
 
+    def test_the_clipping_figure_is_drawn_at_the_students_own_clip(self, ps1_feedback):
+        """Its band is the student's eps (PARAMS['clip']), the one exercise 4 asks them to use:
+        a student whose eps is 0.1 read "band 1 ± 0.25" before (issue 30). The student's loss
+        is asked with that clip, and the drawn band and correct curve are at it."""
+        for clip in (0.1, 0.3):
+            data = ps1_feedback.collect(FakeStudent(), {"seed": 3, "clip": clip})["clip_objective"]
+            ratios = np.array(data["ratios"])
+            assert data["clip"] == clip
+            assert np.min(np.abs(np.abs(ratios - 1) - clip)) > 1e-3  # no ratio on a kink
+            expected = np.minimum(ratios, np.clip(ratios, 1 - clip, 1 + clip))
+            np.testing.assert_allclose(data["student"]["positive"], expected, rtol=1e-5)
+            (_, figure), = [f for f in ps1_feedback.figures({"clip_objective": data})]
+            labels = {patch.get_label() for patch in figure.axes[0].patches}
+            assert labels == {f"band 1 ± {clip:g} (your eps)"}
+            patch = figure.axes[0].patches[0]
+            edges = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+            assert np.isclose(edges.min(), 1 - clip) and np.isclose(edges.max(), 1 + clip)
+
     def test_figures_tolerate_malformed_artifacts(self, ps1_feedback):
         assert ps1_feedback.figures({}) == []
         assert ps1_feedback.figures({"clip_objective": {"clip": "x"}, "training": 3}) == []
