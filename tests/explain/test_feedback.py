@@ -137,6 +137,17 @@ class TestRenderFeedback:
         page = page_for(make_report(errors=["cell 5 (policy_loss): NameError: jnp"]), diagnoses)
         assert "Problems running your notebook" in page and "NameError: jnp" in page
 
+    def test_errors_and_code_headings_number_a_cell_alike(self, diagnoses):
+        """One numbering on the page (issue 30): the error the grading writes about a cell and
+        the "Your code" heading of that cell give it the same number, counted from 1."""
+        from rlcourse.grading.student import cell_number
+
+        policy_loss = next(cell for cell in student_cells() if cell.grade_id == "policy_loss")
+        error = f"cell {cell_number(policy_loss.index)} (policy_loss): NameError: jnp"
+        page = page_for(make_report(errors=[error]), diagnoses)
+        assert f"(cell {policy_loss.index + 1})" in page and error in page
+        assert cell_number(policy_loss.index) == policy_loss.index + 1
+
     def test_figures_are_embedded_as_png_data_uris_and_other_bytes_dropped(self, diagnoses,
                                                                           ps1_feedback):
         drawn = ps1_feedback.figures(synthetic_artifacts(ps1_feedback))
