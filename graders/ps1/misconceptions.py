@@ -199,7 +199,7 @@ EXPLAIN = {
     "fh_goal_step_charged": "charging the climb cost on the move into the goal as well",
     "fh_averages_actions": "averaging the two moves (the uniform policy's values) instead of taking the max",
     "fh_infinite_horizon": "the infinite-horizon values (value iteration to convergence) in every row",
-    TYPED_DEFAULTS: "the default rewards (-0.01 a step, +1 at the goal) instead of your own "
-                    "STEP_COST and GOAL_REWARD",
+    TYPED_DEFAULTS: "adding up the default rewards (-0.01 a step, +1 at the goal) in place of "
+                    "your STEP_COST and GOAL_REWARD",
     "fh_own_rewards": "your own STEP_COST and GOAL_REWARD instead of the exercise's (-0.01 and +1 for everyone)",
 }

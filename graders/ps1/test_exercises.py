@@ -156,7 +156,7 @@ def test_horizon_change(student, exact, models, explain):
 def test_clipping_signs(student, exact, explain, params, default_params):
     values = student.get("positive", "negative")
     ratio, eps, typed_in = np.array([0.6, 1.0, 1.4]), params["clip"], default_params["clip"]
-    explain = {**explain, TYPED_DEFAULTS: f"eps = {typed_in:g}, the default, instead of your "
+    explain = {**explain, TYPED_DEFAULTS: f"the default eps = {typed_in:g} in place of your "
                                           f"PARAMS['clip'] = {eps:g}"}
     for name, advantage in (("positive", 1.0), ("negative", -1.0)):
         clipped = np.clip(ratio, 1 - eps, 1 + eps) * advantage
