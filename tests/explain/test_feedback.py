@@ -137,6 +137,17 @@ class TestRenderFeedback:
         page = page_for(make_report(errors=["cell 5 (policy_loss): NameError: jnp"]), diagnoses)
         assert "Problems running your notebook" in page and "NameError: jnp" in page
 
+    def test_errors_and_code_headings_number_a_cell_alike(self, diagnoses):
+        """One numbering on the page (issue 30): the error the grading writes about a cell and
+        the "Your code" heading of that cell give it the same number, counted from 1."""
+        from rlcourse.grading.student import cell_number
+
+        policy_loss = next(cell for cell in student_cells() if cell.grade_id == "policy_loss")
+        error = f"cell {cell_number(policy_loss.index)} (policy_loss): NameError: jnp"
+        page = page_for(make_report(errors=[error]), diagnoses)
+        assert f"(cell {policy_loss.index + 1})" in page and error in page
+        assert cell_number(policy_loss.index) == policy_loss.index + 1
+
     def test_figures_are_embedded_as_png_data_uris_and_other_bytes_dropped(self, diagnoses,
                                                                           ps1_feedback):
         drawn = ps1_feedback.figures(synthetic_artifacts(ps1_feedback))
@@ -244,6 +255,24 @@ class TestPs1FeedbackData:
         (_, figure), = [f for f in ps1_feedback.figures(artifacts) if f[0].startswith("Exact return")]
         labels = {line.get_label() for line in figure.axes[0].get_lines()}
         assert {"always right (0.985)", "uniform policy (0.466875)"} <= labels and figure.axes[0].get_title() == ""
+
+    def test_the_clipping_figure_is_drawn_at_the_students_own_clip(self, ps1_feedback):
+        """Its band is the student's eps (PARAMS['clip']), the one exercise 4 asks them to use:
+        a student whose eps is 0.1 read "band 1 ± 0.25" before (issue 30). The student's loss
+        is asked with that clip, and the drawn band and correct curve are at it."""
+        for clip in (0.1, 0.3):
+            data = ps1_feedback.collect(FakeStudent(), {"seed": 3, "clip": clip})["clip_objective"]
+            ratios = np.array(data["ratios"])
+            assert data["clip"] == clip
+            assert np.min(np.abs(np.abs(ratios - 1) - clip)) > 1e-3  # no ratio on a kink
+            expected = np.minimum(ratios, np.clip(ratios, 1 - clip, 1 + clip))
+            np.testing.assert_allclose(data["student"]["positive"], expected, rtol=1e-5)
+            (_, figure), = [f for f in ps1_feedback.figures({"clip_objective": data})]
+            labels = {patch.get_label() for patch in figure.axes[0].patches}
+            assert labels == {f"band 1 ± {clip:g} (your eps)"}
+            patch = figure.axes[0].patches[0]
+            edges = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+            assert np.isclose(edges.min(), 1 - clip) and np.isclose(edges.max(), 1 + clip)
 
     def test_figures_tolerate_malformed_artifacts(self, ps1_feedback):
         assert ps1_feedback.figures({}) == []
