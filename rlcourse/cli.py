@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from rlcourse import engine_version
 from rlcourse.course.directory import Course, CourseError
 
 
@@ -301,9 +302,22 @@ def _doctor(options) -> int:
     return 0
 
 
+class _PrintVersion(argparse.Action):
+    """`rlcourse --version`: the version is looked up only when asked for (reading the package's
+    metadata costs tens of milliseconds, which every other command would pay at start)."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"rlcourse {engine_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlcourse", description="Grade reinforcement-learning notebooks with hidden, exact graders.")
+    parser.add_argument("--version", action=_PrintVersion, help="print the installed engine's version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     grade = commands.add_parser("grade", help="grade notebooks of one assignment and print reports")
@@ -330,7 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
     new = commands.add_parser(
         "new", help="scaffold an assignment that passes `rlcourse check` at once")
     new.add_argument("assignment", help="its name, e.g. ps9")
-    new.add_argument("--framework", choices=("numpy", "jax", "torch"), required=True)
+    new.add_argument("--framework", choices=("numpy", "jax", "torch"), required=True,
+                     help="the array library the students' functions use")
     new.set_defaults(run=_new)
 
     serve = commands.add_parser(
@@ -341,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     autograde = commands.add_parser(
         "autograde", help="grade submitted/<student>/<assignment>/ into nbgrader's gradebook")
-    autograde.add_argument("assignment")
+    autograde.add_argument("assignment", help="assignment name, e.g. ps1")
     autograde.add_argument("--student", action="append", metavar="ID",
                            help="grade only this student (repeatable)")
     autograde.add_argument("--force", action="store_true",
@@ -358,24 +373,25 @@ def build_parser() -> argparse.ArgumentParser:
     autograde.set_defaults(run=_autograde)
 
     export = commands.add_parser("export", help="export grades for Gradescope or an LMS")
-    export.add_argument("assignment")
-    export.add_argument("--format", choices=("gradescope", "csv"), required=True)
+    export.add_argument("assignment", help="assignment name, e.g. ps1")
+    export.add_argument("--format", choices=("gradescope", "csv"), required=True,
+                        help="Gradescope's results.json per student, or one CSV for an LMS")
     export.set_defaults(run=_export)
 
     similarity = commands.add_parser(
         "similarity", help="compare every pair of submissions' own code; write a staff-only page")
-    similarity.add_argument("assignment")
+    similarity.add_argument("assignment", help="assignment name, e.g. ps1")
     similarity.add_argument("--json", action="store_true",
                             help="print every pair's score as one JSON object, highest first")
     similarity.add_argument("--threshold", type=float, default=None, metavar="X",
-                            help="flag pairs scoring at least X (0..1; default calibrated: see README)")
+                            help="flag pairs scoring at least X (0..1; default calibrated: docs/instructors/similarity.md)")
     similarity.add_argument("--ignore-reference", action="store_true",
                             help="the class had the reference solution: code matching it is not evidence")
     similarity.set_defaults(run=_similarity)
 
     gradescope = commands.add_parser(
         "gradescope", help="build autograder.zip: what Gradescope runs on every upload")
-    gradescope.add_argument("assignment")
+    gradescope.add_argument("assignment", help="assignment name, e.g. ps1")
     gradescope.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
                             help="folder to write autograder.zip in (default: here)")
     gradescope.set_defaults(run=_gradescope)
@@ -443,20 +459,20 @@ def build_parser() -> argparse.ArgumentParser:
     rubric_import = rubric_commands.add_parser(
         "import", help="set manual scores and comments in the gradebook from a TA's CSV "
                        "(student, question, criteria met as 1;3, comment)")
-    rubric_import.add_argument("assignment")
-    rubric_import.add_argument("csv", type=Path)
+    rubric_import.add_argument("assignment", help="assignment name, e.g. ps1")
+    rubric_import.add_argument("csv", type=Path, help="the marking sheet's CSV, filled in by a TA")
     rubric_import.set_defaults(run=_rubric_import)
     rubric_sheet = rubric_commands.add_parser(
         "sheet", help="write reports/<assignment>/rubric.html and the freshest marking CSV, never "
         "overwriting one (autograde does too)")
-    rubric_sheet.add_argument("assignment")
+    rubric_sheet.add_argument("assignment", help="assignment name, e.g. ps1")
     rubric_sheet.set_defaults(run=_rubric_sheet)
 
     extension = commands.add_parser(
         "extension", help="give a student more time on an assignment, in nbgrader's gradebook "
                           "(before or after grading; the next autograde applies it)")
-    extension.add_argument("assignment")
-    extension.add_argument("student")
+    extension.add_argument("assignment", help="assignment name, e.g. ps1")
+    extension.add_argument("student", help="the student's id in the gradebook")
     for unit in ("minutes", "hours", "days", "weeks"):
         extension.add_argument(f"--{unit}", type=float, default=0, metavar="N",
                                help=f"the extension's length in {unit} (added together; it "

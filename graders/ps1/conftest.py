@@ -19,6 +19,8 @@ The shared fixtures (`exact`, `models`, `params`, ...) come from the engine
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -135,6 +137,15 @@ class GivenLoop:
                             f"of its actions under the policy that collected them (off by {fmt(worst)})",
                             "restore the given cells")
         return reply[1]
+
+
+@pytest.fixture(scope="session")
+def default_params() -> dict:
+    """The course's default values (assignment.toml's `[variants]` defaults, what PARAMS holds
+    when no student id is set): what a student who typed the printed numbers in used."""
+    from rlcourse.course.config import AssignmentConfig
+
+    return AssignmentConfig.read(Path(__file__).with_name("assignment.toml")).variants.defaults
 
 
 @pytest.fixture(scope="session")

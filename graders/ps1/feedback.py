@@ -21,11 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-CLIP = 0.25
-# The clip of test_ppo_clip_both_signs, whose one-step calls (value and gradient) this asks
-# the same way, so the student's worker compiles nothing new for the figure.
-# 29 ratios from 0.31 to 1.69: none falls exactly on a band edge (0.75 or 1.25), where the
-# clipped objective has a kink and float32 rounding decides which branch the min takes.
+CLIP = 0.2
+"""The clip drawn when the student's own (PARAMS['clip']) is not known: the default. The figure
+is drawn at the student's own eps, the one exercise 4 asks them to reason with, so its band
+reads "1 ± 0.1" for a student whose eps is 0.1 (it used to be the 0.25 of
+test_ppo_clip_both_signs for everyone, issue 30)."""
+# 29 ratios from 0.31 to 1.69: none falls on a band edge of any allowed clip (1 ± 0.1 to 1 ±
+# 0.3; the nearest is 0.0014 away), where the clipped objective has a kink and float32 rounding
+# decides which branch the min takes.
 RATIOS = np.linspace(0.31, 1.69, 29)
 ADVANTAGES = (1.0, -1.0)
 THETA = np.array([0.0, 0.4, 0.0], dtype=np.float32)
@@ -39,7 +42,8 @@ REWARDS = ("step_cost", "goal_reward")
 def collect(student, params: dict | None = None) -> dict:
     """The figures' data; `params` are the graded student's own values (the defaults if None)."""
     artifacts = {}
-    for name, part in (("clip_objective", _clip_objective),
+    clip = float((params or {}).get("clip", CLIP))
+    for name, part in (("clip_objective", partial(_clip_objective, clip=clip)),
                        ("training", partial(_training_curves, params=params or {}))):
         try:
             data = part(student)
@@ -62,13 +66,14 @@ def _one_step_records(advantage: float, ratio: float, logp: float) -> dict:
             "old_logp": np.array([[logp - math.log(ratio)]], dtype=np.float32)}
 
 
-def _clip_objective(student) -> dict:
-    """The student's per-sample objective (minus the loss) at each ratio, for A = +1 and -1.
+def _clip_objective(student, clip: float = CLIP) -> dict:
+    """The student's per-sample objective (minus the loss) at each ratio, for A = +1 and -1,
+    with the student's own clip.
     A sign whose first call fails is dropped at once, so a missing or hanging policy_loss costs
     one call per sign, not one per ratio."""
     logp = -float(np.logaddexp(0.0, -float(THETA[1])))  # log pi(right | cell 1)
     curves = {}
-    loss = _loss_of(student)
+    loss = _loss_of(student, clip)
     for advantage in ADVANTAGES:
         values = []
         for ratio in RATIOS:
@@ -79,16 +84,16 @@ def _clip_objective(student) -> dict:
             curves[_sign_key(advantage)] = values
     if not curves:
         return {}
-    return {"clip": CLIP, "ratios": [float(r) for r in RATIOS], "student": curves}
+    return {"clip": clip, "ratios": [float(r) for r in RATIOS], "student": curves}
 
 
-def _loss_of(student):
+def _loss_of(student, clip: float):
     """policy_loss(THETA, records) through the program its gradient items compiled (value and
     gradient, the same signature); its value alone from the first time the gradient cannot be
     taken. A hang or a crash is raised, not asked again."""
     from rlcourse.worker.errors import WorkerError
 
-    settings = dict(method="ppo", clip=CLIP, compiled=True)
+    settings = dict(method="ppo", clip=clip, compiled=True)
     value_only = []
 
     def loss(records):
@@ -170,7 +175,7 @@ def _draw_clip_objective(data: dict):
     axes = figure.subplots(1, 2, sharey=True)
     for ax, advantage in zip(axes, ADVANTAGES):
         correct = np.minimum(fine * advantage, np.clip(fine, 1 - clip, 1 + clip) * advantage)
-        ax.axvspan(1 - clip, 1 + clip, color="#dbe9f6", label=f"band 1 ± {clip:g}")
+        ax.axvspan(1 - clip, 1 + clip, color="#dbe9f6", label=f"band 1 ± {clip:g} (your eps)")
         ax.plot(fine, correct, color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
         student = data["student"].get(_sign_key(advantage))
         if student is not None:

@@ -87,6 +87,7 @@ class Models:
                   if wrong >= 0]
         models += [("dp_wrong_start_distribution", dp(theta, horizon, start_cells=cells))
                    for cells in ((0,), (1,), (0, 1, 2), (0, 1, 2, 3))]
+        models.append((TYPED_DEFAULTS, dp(theta, horizon, corridor=self.exact.DEFAULT)))
         return models
 
     def exact_return_gradients(self, theta, horizon) -> list:
@@ -98,8 +99,17 @@ class Models:
         models += [("dp_wrong_start_distribution",
                     self._finite_difference_of(lambda t, c=cells: dp(t, horizon, start_cells=c), theta))
                    for cells in ((0,), (1,), (0, 1, 2), (0, 1, 2, 3))]
+        models.append((TYPED_DEFAULTS, self.exact.exact_gradient(theta, horizon,
+                                                                 corridor=self.exact.DEFAULT)))
         return models
 
+    # --- typed-in defaults --------------------------------------------------------------------
+    def typed_defaults_see(self) -> str:
+        """How a student whose rewards are not the defaults sees that the DP used the defaults."""
+        exact = self.exact
+        return (f"print STEP_COST and GOAL_REWARD beside the numbers your exact_return adds up: "
+                f"your corridor pays {exact.STEP_COST:g} a step and {exact.GOAL_REWARD:g} at the "
+                f"goal, so the always-left policy's return over 8 steps is {8 * exact.STEP_COST:g}")
 
     # --- finite_horizon_values (exercise 6) -----------------------------------------------------
     def finite_horizon(self, climb_cost, max_horizon) -> list:
@@ -126,6 +136,12 @@ class Models:
                                           else actions] + [actions] * max_horizon))))
         return forms
 
+
+TYPED_DEFAULTS = "default_values_not_params"
+"""The tag of an answer computed with the notebook's default values (-0.01, +1, seed 11, clip
+0.2) typed in where the student's own PARAMS belong: each item that reads the rewards, the seed
+or the clip compares with its answer at the defaults, which for a student whose values are the
+defaults is the truth itself and so names nothing."""
 
 GOAL, LEFT_COST, GOAL_REWARD = 3, 0.01, 1.0
 """The horizon exercise's corridor: the default rewards, for every student."""
@@ -183,5 +199,7 @@ EXPLAIN = {
     "fh_goal_step_charged": "charging the climb cost on the move into the goal as well",
     "fh_averages_actions": "averaging the two moves (the uniform policy's values) instead of taking the max",
     "fh_infinite_horizon": "the infinite-horizon values (value iteration to convergence) in every row",
+    TYPED_DEFAULTS: "adding up the default rewards (-0.01 a step, +1 at the goal) in place of "
+                    "your STEP_COST and GOAL_REWARD",
     "fh_own_rewards": "your own STEP_COST and GOAL_REWARD instead of the exercise's (-0.01 and +1 for everyone)",
 }

@@ -7,6 +7,9 @@ import numpy as np
 from rlcourse.grading.rubric import Evidence, as_array, item
 
 CELL = "test_exact_return"
+TYPED_DEFAULTS = "default_values_not_params"
+FIX_TYPED_DEFAULTS = ("use STEP_COST and GOAL_REWARD (your own, from PARAMS) for every reward the DP "
+                      "adds up, never the default numbers typed in")
 TOL = dict(rtol=1e-5, atol=2e-6)
 
 
@@ -20,8 +23,10 @@ def test_known_policies(student, exact, models, explain):
         actual = as_array(student.call("exact_return", theta, horizon=horizon), what=what, shape=())
         evidence.compare(actual, exact.dp_return(theta, horizon), what=what,
                          models=models.exact_return(theta, horizon), explain=explain, **TOL,
-                         see=f"the always-left policy never reaches the goal and pays the step cost "
-                             f"({exact.STEP_COST:g}) at every step.")
+                         see={"*": f"the always-left policy never reaches the goal and pays the step "
+                                   f"cost ({exact.STEP_COST:g}) at every step.",
+                              TYPED_DEFAULTS: models.typed_defaults_see()},
+                         fix={TYPED_DEFAULTS: FIX_TYPED_DEFAULTS})
     evidence.conclude()
 
 
@@ -34,9 +39,12 @@ def test_random_theta_horizons(student, exact, models, explain, rng):
         actual = as_array(student.call("exact_return", theta, horizon=horizon), what=what, shape=())
         evidence.compare(actual, exact.dp_return(theta, horizon), what=what,
                          models=models.exact_return(theta, horizon), explain=explain, **TOL,
-                         see="with horizon 1 no episode can reach the goal from cell 0 or 1, so "
-                             f"exact_return(theta, horizon=1) is STEP_COST ({exact.STEP_COST:g}) for "
-                             "every theta; then work out horizon 2 by hand.")
+                         see={"*": "with horizon 1 no episode can reach the goal from cell 0 or 1, "
+                                   f"so exact_return(theta, horizon=1) is STEP_COST "
+                                   f"({exact.STEP_COST:g}) for every theta; then work out horizon 2 "
+                                   "by hand.",
+                              TYPED_DEFAULTS: models.typed_defaults_see()},
+                         fix={TYPED_DEFAULTS: FIX_TYPED_DEFAULTS})
     evidence.conclude()
 
 
@@ -51,9 +59,13 @@ def test_gradient(student, exact, models, explain, rng):
         evidence.compare(as_array(grad, what=what, shape=(3,)), exact.exact_gradient(theta, horizon),
                          what=what, rtol=1e-3, atol=2e-5, explain=explain,
                          models=partial(models.exact_return_gradients, theta, horizon),
-                         see="compare the gradient with central differences of exact_return itself, "
-                             "(exact_return(theta + h e_i) - exact_return(theta - h e_i)) / (2h) for each "
-                             "logit i with h = 1e-3: the two should agree to about three digits.",
-                         fix="write the DP with jax.numpy operations only (no Python floats from "
-                             "float(...) or numpy), so jax.grad can follow it.")
+                         see={"*": "compare the gradient with central differences of exact_return "
+                                   "itself, (exact_return(theta + h e_i) - exact_return(theta - h e_i)) "
+                                   "/ (2h) for each logit i with h = 1e-3: the two should agree to "
+                                   "about three digits.",
+                              # the gradient is right for the rewards the DP used: the rewards are wrong
+                              TYPED_DEFAULTS: models.typed_defaults_see()},
+                         fix={"*": "write the DP with jax.numpy operations only (no Python floats "
+                                   "from float(...) or numpy), so jax.grad can follow it.",
+                              TYPED_DEFAULTS: FIX_TYPED_DEFAULTS})
     evidence.conclude()

@@ -6,13 +6,16 @@ import numpy as np
 from rlcourse.grading.rubric import (Failure, as_array, close, expect_close, fmt, item, negated,
                                      on_student_data)
 
+TYPED_DEFAULTS = "default_values_not_params"
+FIX_TYPED_REWARDS = ("use STEP_COST and GOAL_REWARD (your own, from PARAMS) for every reward "
+                     "exact_return adds up, never the default numbers typed in")
 SAMPLED_TOL = dict(rtol=1e-3, atol=1e-5)
 """A float32 gradient over exercise 5's 32768 episodes against the float64 one on the same batch:
 correct forms land within half of it."""
 
 
 @item(1, cell="test_exercise_changed_seed", title="REINFORCE from another seed")
-def test_changed_seed(student, exact, models, explain, params, given_loop):
+def test_changed_seed(student, exact, models, explain, params, default_params, given_loop):
     values = student.get("other_theta", "other_history", "theta_pg")
     theta = as_array(values["other_theta"], what="other_theta", shape=(3,))
     history = as_array(values["other_history"], what="other_history")
@@ -40,10 +43,13 @@ def test_changed_seed(student, exact, models, explain, params, given_loop):
                  # lie within the tolerance of each other, and the nearest explains the value
                  models=sorted(models.exact_return(theta, 8), key=lambda model: abs(model[1] - history[-1])),
                  explain=explain,
-                 see="print exact_return(other_theta) beside other_history[-1]: they are equal when "
-                     "both come from one run, and then a wrong value is exact_return's (see its items).",
-                 fix="take other_theta and other_history from one and the same train(...) call, and "
-                     "make exact_return right.")
+                 see={"*": "print exact_return(other_theta) beside other_history[-1]: they are "
+                           "equal when both come from one run, and then a wrong value is "
+                           "exact_return's (see its items).",
+                      TYPED_DEFAULTS: models.typed_defaults_see()},
+                 fix={"*": "take other_theta and other_history from one and the same train(...) call, "
+                           "and make exact_return right.",
+                      TYPED_DEFAULTS: FIX_TYPED_REWARDS})
     if np.allclose(theta, as_array(values["theta_pg"], what="theta_pg", shape=(3,))):
         raise Failure("wrong_value", did="other_theta equals theta_pg from the seed-0 run",
                       should="train with a different seed, so that the parameters differ",
@@ -52,6 +58,18 @@ def test_changed_seed(student, exact, models, explain, params, given_loop):
     own, _ = student.call("train", seed=seed, method="reinforce", epochs=1)
     if not np.allclose(theta, as_array(own, what=f"train(seed={seed}) theta", shape=(3,)),
                        rtol=1e-5, atol=1e-6):
+        typed_in = default_params["seed"]
+        if typed_in != seed:
+            printed, _ = student.call("train", seed=typed_in, method="reinforce", epochs=1)
+            if np.allclose(theta, as_array(printed, what=f"train(seed={typed_in}) theta", shape=(3,)),
+                           rtol=1e-5, atol=1e-6):
+                raise Failure(TYPED_DEFAULTS,
+                              did=f"other_theta is where REINFORCE training from seed {typed_in} ends: "
+                                  f"the default seed, printed when no student id is set, not yours",
+                              should=f"train from your own seed, PARAMS['seed'] = {seed}",
+                              see="print PARAMS: it holds your own values only when Jupyter was "
+                                  "started with your student id.",
+                              fix="pass seed=PARAMS['seed'] to train instead of a number typed in.")
         raise Failure("wrong_value", did=f"other_theta is not where REINFORCE training (one step per "
                       f"batch) from your seed {seed} ends",
                       should=f"train from your own seed, PARAMS['seed'] = {seed}",
@@ -129,20 +147,24 @@ def test_horizon_change(student, exact, models, explain):
                  models=models.exact_return(theta, 2) + [("wrong_value", exact.dp_return(theta, 8))],
                  explain=explain,
                  see=f"from cell 0 two steps right earn two step costs ({2 * exact.STEP_COST:g}); from "
-                     f"cell 1 they reach the goal for {exact.STEP_COST + exact.GOAL_REWARD:g}.")
+                     f"cell 1 they reach the goal for {exact.STEP_COST + exact.GOAL_REWARD:g}.",
+                 fix={TYPED_DEFAULTS: FIX_TYPED_REWARDS})
 
 
 @item(1, cell="test_exercise_clipping_signs", title="clipped objective on both advantage signs",
       kind="value")
-def test_clipping_signs(student, exact, explain, params):
+def test_clipping_signs(student, exact, explain, params, default_params):
     values = student.get("positive", "negative")
-    ratio, eps = np.array([0.6, 1.0, 1.4]), params["clip"]
+    ratio, eps, typed_in = np.array([0.6, 1.0, 1.4]), params["clip"], default_params["clip"]
+    explain = {**explain, TYPED_DEFAULTS: f"the default eps = {typed_in:g} in place of your "
+                                          f"PARAMS['clip'] = {eps:g}"}
     for name, advantage in (("positive", 1.0), ("negative", -1.0)):
         clipped = np.clip(ratio, 1 - eps, 1 + eps) * advantage
         expect_close(as_array(values[name], what=name, shape=(3,)),
                      exact.clipped_objective(ratio, advantage, eps), what=name,
                      models={"clip_without_min": clipped,
-                             "max_instead_of_min": np.maximum(ratio * advantage, clipped)},
+                             "max_instead_of_min": np.maximum(ratio * advantage, clipped),
+                             TYPED_DEFAULTS: exact.clipped_objective(ratio, advantage, typed_in)},
                      explain=explain, rtol=1e-5, atol=1e-6,
                      see=f"work the three entries out by hand with your eps = PARAMS['clip'] = {eps}: "
                          "at r = 0.6 and at r = 1.4, which of r * A and clip(r, 1 - eps, 1 + eps) * A is "
@@ -164,10 +186,13 @@ def test_sampled_vs_exact(student, exact, models, explain, records_of):
                  models=partial(lambda truth, z: [("loss_sign", -truth)] + models.exact_return_gradients(z, 8),
                                 truth, z),
                  explain=explain,
-                 see="compare exact with central differences of your exact_return at z, "
-                     "(exact_return(z + h e_i) - exact_return(z - h e_i)) / (2h) for each logit i with "
-                     "h = 1e-3: exact is the gradient of the return itself, so the two should agree.",
-                 fix="take jax.grad of exact_return and evaluate it at z.")
+                 see={"*": "compare exact with central differences of your exact_return at z, "
+                           "(exact_return(z + h e_i) - exact_return(z - h e_i)) / (2h) for each logit "
+                           "i with h = 1e-3: exact is the gradient of the return itself, so the two "
+                           "should agree.",
+                      TYPED_DEFAULTS: models.typed_defaults_see()},
+                 fix={"*": "take jax.grad of exact_return and evaluate it at z.",
+                      TYPED_DEFAULTS: FIX_TYPED_REWARDS})
     batch = records_of(values["batch"], what="batch",
                        keys=("observation", "action", "reward", "active", "old_logp"))
     with on_student_data("batch"):

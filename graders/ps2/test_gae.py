@@ -97,18 +97,21 @@ def test_exact_advantage(student, exact, models, explain, rng):
     evidence = Evidence()
     buffers = {(s, a): exact.enumerate_buffer(mdp, s, a, 3, rng) for s in range(2) for a in range(2)}
     for lam in (0.0, 0.6, 1.0):
-        actual, model_values = [], {}
+        # Each form of each model on its own (gae_models lists a tag once per form, in one
+        # order for every buffer): two forms of one tag pooled into one list made a value of
+        # twice the length, which matched nothing, and the forward GAE went unnamed.
+        actual, forms = [], {}
         for (s, a), (buffer, probability) in buffers.items():
             what = f"compute_gae on the trajectories from state {s}, action {a}"
             gae = call_gae(student, buffer, mdp.gamma, lam, what)
             actual += [exact.expected_first_advantage(gae, probability),
                        exact.expected_second_advantage(gae, probability, buffer)]
-            for tag, value in models.gae_models(buffer, mdp.gamma, lam):
-                model_values.setdefault(tag, []).extend(
+            for form, (tag, value) in enumerate(models.gae_models(buffer, mdp.gamma, lam)):
+                forms.setdefault((form, tag), []).extend(
                     [exact.expected_first_advantage(value, probability),
                      exact.expected_second_advantage(value, probability, buffer)])
         expected = np.array([x for s, a in buffers for x in (truth[s, a], 0.0)])
-        pairs = [(tag, np.array(v)) for tag, v in model_values.items()]
+        pairs = [(tag, np.array(v)) for (_, tag), v in forms.items()]
         evidence.compare(np.array(actual), expected,
                          what=(f"the probability-weighted advantages of steps 0 and 1 over every "
                                f"trajectory (gamma 0.9, lambda {lam}), for (s0, a0) = (0,0), (0,1), "

@@ -106,7 +106,23 @@ class Models:
                                                              never, gamma, lam)),
             ("returns_leak_across_episodes", self._gae_uncut(rewards, values, next_values, terminated,
                                                              terminated, gamma, lam)),
+            ("gae_forward_loop", self._gae_forward(rewards, values, next_values, terminated, ended,
+                                                   gamma, lam)),
+            ("gae_forward_loop", self._gae_forward(rewards, values, next_values, terminated, never,
+                                                   gamma, lam)),
         ]
+
+    def _gae_forward(self, rewards, values, next_values, terminated, cut, gamma, lam):
+        """The recursion run forward in time from the first step: each advantage sums the TD
+        errors before it (discounted by gamma * lam per step back), restarted after each step in
+        `cut` (the episode ends, or never)."""
+        delta = self.exact.td_errors(rewards, values, next_values, terminated, gamma)
+        out, running = np.zeros(len(delta)), 0.0
+        for t in range(len(delta)):
+            keep = 0.0 if t == 0 or cut[t - 1] else 1.0
+            running = delta[t] + gamma * lam * keep * running
+            out[t] = running
+        return out
 
     def _gae_uncut(self, rewards, values, next_values, terminated, cut, gamma, lam):
         """GAE whose trace stops only where `cut` (so it runs on into the next episode elsewhere)."""
@@ -176,6 +192,7 @@ EXPLAIN = {
     "returns_discount_from_start":
         "discounting each reward by gamma**k from the episode's start instead of gamma**(k - t)",
     "returns_leak_across_episodes": "carrying a running total in from outside the episode",
+    "gae_forward_loop": "accumulating the TD errors forward in time, from the first step on",
     "grad_sign": "the gradient with the opposite sign",
     "grad_sum_not_mean": "the gradient of the sum over the batch instead of the mean",
     "broadcast_shape": "per-row weights multiplied into columns (no trailing axis)",

@@ -243,7 +243,7 @@ class Scheduler:
                     f"{address} is a plain {scheme}:// address beyond this machine: whoever reaches "
                     "it runs code as the grader (reads the graders and solutions). Use TLS "
                     "(`rlcourse dask certs DIR`, then --scheduler tls://HOST:PORT --dask-certs DIR; "
-                    f"README, Grading a class), or say {INSECURE_FLAG} on a network only staff can reach")
+                    f"docs/operators/dask.md), or say {INSECURE_FLAG} on a network only staff can reach")
         else:
             raise UnsafeScheduler(f"{address}: rlcourse connects to tls:// schedulers, or tcp:// on "
                                   "the loopback")

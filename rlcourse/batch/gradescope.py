@@ -241,7 +241,7 @@ def results_json(grade: Grade, *, policy: FeedbackPolicy, late: bool, seconds: f
     results["extra_data"].update(
         isolation=report.isolation, isolation_reason=isolation_reason,
         confinement=dict(report.confinement), sha256=report.sha256, late=late,
-        timings={key: round(value, 3) for key, value in report.timings.items()})
+        rlcourse_version=report.rlcourse_version, timings={key: round(value, 3) for key, value in report.timings.items()})
     return results
 
 

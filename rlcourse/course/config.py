@@ -49,6 +49,7 @@ class WebPolicy:
     submissions_per_window: int = 10
     """Gradings a student may ask for within any `window_minutes`."""
     window_minutes: int = 60
+    """The rolling window `submissions_per_window` counts in, in minutes."""
     accept_late: bool = True
     """Whether a submission after the student's deadline (due date plus extension) is accepted
     (and penalised by the course's late policy) or refused."""
@@ -137,15 +138,21 @@ class AssignmentConfig:
     framework: str
     """Array library student functions use: one of rlcourse.worker.frameworks.FRAMEWORKS."""
     title: str = ""
+    """The assignment's name as pages and reports show it."""
     limits: Limits = Limits()
+    """`[limits]`: what one worker may use (rlcourse.worker.limits.Limits)."""
     fixed_limits: frozenset[str] = frozenset()
     """The limits the file sets; the time limits it leaves out are derived from the reference."""
     skip_cells: tuple[str, ...] = ()
+    """grade_ids of cells grading does not run (demonstrations no item needs): time saved."""
     feedback: FeedbackPolicy = FeedbackPolicy()
+    """`[feedback]`: what a student may see, before and after their deadline."""
     variants: Variants = Variants()
     """Each student's own parameter values ([variants]); off when the table is absent."""
     web: WebPolicy = WebPolicy()
+    """`[web]`: what `rlcourse web` allows each student."""
     gradescope: GradescopePolicy = GradescopePolicy()
+    """`[gradescope]`: how Gradescope's autograder finds an upload's student id."""
 
     @classmethod
     def read(cls, path: Path) -> "AssignmentConfig":

@@ -98,7 +98,7 @@ def _check_parsed(notebook: dict, name: str) -> None:
     if isinstance(cells, list) and len(cells) > MAX_CELLS:
         raise NotebookProblem(f"{name} has {len(cells):,} cells, more than the {MAX_CELLS:,} allowed")
     for where, metadata in [("the notebook's", notebook.get("metadata")),
-                            *((f"cell {index}'s", cell.get("metadata"))
+                            *((f"cell {index + 1}'s", cell.get("metadata"))
                               for index, cell in enumerate(cells if isinstance(cells, list) else [])
                               if isinstance(cell, dict))]:
         if metadata and len(json.dumps(metadata)) > MAX_METADATA_BYTES:
@@ -166,7 +166,7 @@ def load_submission(path: Path, *, expected_ids: set[str] = frozenset()) -> Subm
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         if not isinstance(cell.get("metadata", {}), dict):
-            warnings.append(f"cell {index} has malformed metadata; it is run as a plain code cell")
+            warnings.append(f"cell {index + 1} has malformed metadata; it is run as a plain code cell")
             cell = dict(cell, metadata={})
         if is_visible_test_cell(cell):
             continue
@@ -174,7 +174,7 @@ def load_submission(path: Path, *, expected_ids: set[str] = frozenset()) -> Subm
         if isinstance(source, list):
             source = "".join(str(part) for part in source)
         if not isinstance(source, str):
-            warnings.append(f"cell {index} has no readable source and was skipped")
+            warnings.append(f"cell {index + 1} has no readable source and was skipped")
             continue
         grade_id = _nbgrader_metadata(cell).get("grade_id")
         cells.append(CodeCell(index, grade_id if isinstance(grade_id, str) else None, source))

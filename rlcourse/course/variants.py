@@ -35,6 +35,11 @@ PRINTED = "Your parameters"
 KEYS = {"enabled": "true or false", "salt": "a non-empty string", "parameters": "a table"}
 PARAMETER_KEYS = {"values": "a list of numbers", "range": "[low, high], two whole numbers",
                   "default": "one of the allowed values"}
+PARAMETER_MEANINGS = {"values": "the allowed values, in order: the student's id picks one",
+                      "range": "instead of values: every whole number from low to high, both included",
+                      "default": "the value of a notebook graded without a student id, and of "
+                                 "every figure the notebook states"}
+"""What each key of a parameter's entry means (the documentation's reference is drawn from it)."""
 
 
 class VariantsError(ValueError):
@@ -64,8 +69,12 @@ class Parameter:
 @attrs.frozen
 class Variants:
     enabled: bool = False
+    """Whether students get their own values (true when the table is there and does not say
+    false); off, everyone is graded with the defaults."""
     salt: str = ""
+    """The course's public key to the derivation: changing it changes every student's values."""
     parameters: tuple[Parameter, ...] = ()
+    """`[variants.parameters]`: each parameter's allowed values and default, by name."""
 
     @classmethod
     def from_table(cls, table, *, where: str) -> "Variants":
@@ -183,7 +192,9 @@ def parameter_cell(assignment: str, variants: Variants, *, student: str | None =
     defaults = json.dumps(variants.defaults)
     return f'''# Your own parameters (given; do not edit). They come from your student id, so your
 # classmates work with other values: use PARAMS["..."] in your code, never the printed numbers.
-# On JupyterHub the id is your user name; elsewhere start Jupyter with RLCOURSE_STUDENT=<your id>.
+# Your student id: on the course's JupyterHub, your hub user name (nothing to set); anywhere
+# else, the id the course gave you, the one you submit under. Start Jupyter with it, for
+# instance `RLCOURSE_STUDENT=<that id> jupyter lab`, and check the id this cell prints.
 import hashlib
 import hmac
 import os
@@ -205,7 +216,8 @@ if VARIANTS_ON and STUDENT:
     PARAMS = {{name: _own_value(name, allowed) for name, allowed in CHOICES.items()}}
 else:
     PARAMS = dict(DEFAULTS)
-    print("No student id found: these are the default values, not yours.")
+    print("No student id found (JUPYTERHUB_USER, RLCOURSE_STUDENT): these are the default values, "
+          "not yours. Start Jupyter with RLCOURSE_STUDENT set to the id the course gave you.")
 print("{PRINTED} (student " + repr(STUDENT) + "):", PARAMS)
 '''
 

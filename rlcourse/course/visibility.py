@@ -52,7 +52,16 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-LEVELS = ("none", "score", "items", "full")
+LEVEL_MEANINGS = {
+    "none": "nothing yet, not even the score",
+    "score": "the total only",
+    "items": "the total and each item's title and points, without messages or diagnoses; each "
+             "written answer's TA score, or that it awaits a TA",
+    "full": "everything the feedback page shows: messages, diagnoses, figures, the rubric criteria "
+            "a written answer met and did not, the TA's comment",
+}
+"""What each level shows a student, least first (the documentation's reference is drawn from it)."""
+LEVELS = tuple(LEVEL_MEANINGS)
 KINDS = {
     "code": "a function of the student's, called by the graders on inputs of their own",
     "value": "an exercise's value left in a variable (a number or a few), which a student who saw "
@@ -73,7 +82,9 @@ class PolicyError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class FeedbackPolicy:
     before_due: str = "full"
+    """How much a student sees before their deadline (the due date plus any extension)."""
     after_due: str = "full"
+    """How much a student sees from their deadline on (always, for an assignment without one)."""
     kinds: tuple[tuple[str, str], ...] = DEFAULT_KINDS
     """(kind, when) for every kind of item: `visible` or `after_due`."""
     items: tuple[tuple[str, str], ...] = ()

@@ -89,18 +89,20 @@ def figure_png(figure, *, dpi: int = 110) -> bytes:
     return buffer.getvalue()
 
 
-def assignment_figures(assignment, report, *, log=None) -> list[tuple[str, bytes]]:
+def assignment_figures(assignment, report, *, log=None, sealed=frozenset()) -> list[tuple[str, bytes]]:
     """PNG figures from `graders/<assignment>/feedback.py`'s `figures(report.artifacts)`.
 
-    A figure that cannot be drawn is left out (logged), never an error: the page is still useful
-    without it."""
+    `sealed` are the ids of the items the page holds back (`sealed_item_ids`); a `figures` that
+    takes them leaves out what would answer those items before the due date (ps2's right clipped
+    surrogate answers its concept checks). A figure that cannot be drawn is left out (logged),
+    never an error: the page is still useful without it."""
     from rlcourse.course.solutions import assignment_feedback
 
     if not report.artifacts:
         return []
     try:
         module = assignment_feedback(assignment)
-        drawn = module.figures(report.artifacts) if module and hasattr(module, "figures") else []
+        drawn = _drawn(module, report.artifacts, frozenset(sealed)) if module and hasattr(module, "figures") else []
     except Exception as error:  # noqa: BLE001 - a grader's drawing bug must not stop a batch
         if log:
             log(f"feedback figures not drawn: {type(error).__name__}: {error}")
@@ -113,6 +115,22 @@ def assignment_figures(assignment, report, *, log=None) -> list[tuple[str, bytes
             if log:
                 log(f"feedback figure {title!r} not drawn: {type(error).__name__}: {error}")
     return pngs
+
+
+def sealed_item_ids(grade, **when) -> frozenset[str]:
+    """The ids of the items `student_view(grade, **when)` holds back until the due date."""
+    from rlcourse.grading.grade import student_view
+
+    return frozenset(item.id for item in student_view(grade, **when).items if item.sealed)
+
+
+def _drawn(module, artifacts: dict, sealed: frozenset) -> list:
+    """module.figures(artifacts), told what is sealed if it asks (ps1's `figures` does not)."""
+    import inspect
+
+    if "sealed" in inspect.signature(module.figures).parameters:
+        return module.figures(artifacts, sealed=sealed)
+    return module.figures(artifacts)
 
 
 # --- what the page shows -------------------------------------------------------------------------

@@ -147,7 +147,8 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, gra
     the side of the student's deadline `due_passed` says (what `nbgrader release_feedback` hands
     out)."""
     from rlcourse.course.diagnoses import load_diagnoses
-    from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids, write_feedback
+    from rlcourse.explain.feedback import (assignment_figures, render_feedback, sealed_item_ids,
+                                           todo_cell_ids, write_feedback)
     from rlcourse.course.submission import NotebookProblem, load_submission
 
     cells = []
@@ -159,7 +160,9 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, gra
     html = render_feedback(grade, student=student, submission_cells=cells,
                            todo_ids=todo_cell_ids(assignment.release_notebook),
                            diagnoses=load_diagnoses(assignment.grader_dir),
-                           figures=assignment_figures(assignment, grade.report) if level == "full" else [],
+                           figures=assignment_figures(assignment, grade.report, sealed=sealed_item_ids(
+                               grade, policy=assignment.feedback, level=level, due_passed=due_passed))
+                           if level == "full" else [],
                            assignment_title=assignment.title, policy=assignment.feedback, level=level,
                            due_passed=due_passed)
     write_feedback(path, html)

@@ -208,6 +208,8 @@ class StudentView:
     timing: object = None
     parameters: dict = dataclasses.field(default_factory=dict)
     """The student's own parameter values (variants): theirs at every level, never a grade."""
+    rlcourse_version: str = "unknown"
+    """The engine that graded it (the report's): shown at every level, never a grade."""
 
     def failed(self) -> list[ShownItem]:
         return [item for item in self.items if item.passed is False]
@@ -225,7 +227,8 @@ class StudentView:
                 "pending": self.pending, "sealed_points": self.sealed_points,
                 "items": [item.to_json() for item in self.items],
                 "written": [answer.to_json(full=shows(self.level, "full")) for answer in self.written],
-                "errors": list(self.errors), "parameters": dict(self.parameters)}
+                "errors": list(self.errors), "parameters": dict(self.parameters),
+                "rlcourse_version": self.rlcourse_version}
 
 
 def student_view(grade: Grade, *, policy: FeedbackPolicy | None = None,
@@ -270,7 +273,7 @@ def student_view(grade: Grade, *, policy: FeedbackPolicy | None = None,
         items=items, written=[_written(answer, level) for answer in grade.written] if shows(level, "items") else [],
         errors=list(report.errors) if full else [], sha256=report.sha256,
         artifacts=dict(report.artifacts) if full else {}, timing=grade.timing,
-        parameters=dict(report.parameters))
+        parameters=dict(report.parameters), rlcourse_version=report.rlcourse_version)
 
 
 def _shown(item: ItemResult, *, sealed: bool, full: bool, early: bool) -> ShownItem:

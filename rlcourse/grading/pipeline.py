@@ -46,7 +46,7 @@ from rlcourse.course.solutions import assignment_feedback
 from rlcourse.grading.plugin import GraderError, GradingPlugin, one_line
 from rlcourse.grading.redact import Redactor
 from rlcourse.grading.report import ItemResult, Report
-from rlcourse.grading.student import StudentCode
+from rlcourse.grading.student import StudentCode, cell_number
 from rlcourse.course.release import Release
 from rlcourse.course.submission import NotebookProblem, load_submission
 from rlcourse.worker.launchers import WorkerOptions, make_launcher
@@ -356,7 +356,7 @@ class Grader:
                 continue
             released = self._given.get(cell.grade_id)
             if released is not None and cell.source != released:
-                notes.append(f"cell {cell.index} ({cell.grade_id}) is given code but was changed; "
+                notes.append(f"cell {cell_number(cell.index)} ({cell.grade_id}) is given code but was changed; "
                              "the released version was run instead")
                 cell = dataclasses.replace(cell, source=released)
             # Pinned also when its metadata was lost but its code is the release's parameter cell.
@@ -369,7 +369,7 @@ class Grader:
             cells.append(cell)
             shadowed = set() if released is not None else shadowing(cell.source, set(given_names), given_imports)
             if shadowed:  # given code stays given (rlcourse.grading.given)
-                notes.append(f"cell {cell.index}" + (f" ({cell.grade_id})" if cell.grade_id else "")
+                notes.append(f"cell {cell_number(cell.index)}" + (f" ({cell.grade_id})" if cell.grade_id else "")
                              + f" redefines or patches {', '.join(sorted(shadowed))}, defined by the "
                              "given code; that was ignored: the released definitions were used")
                 restore = [grade_id for grade_id in given if grade_id in {given_names[n] for n in shadowed}]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from rlcourse import engine_version
+
 
 @dataclasses.dataclass
 class ItemResult:
@@ -51,6 +53,9 @@ class Report:
     """Plain data for the feedback page's figures (see graders/<assignment>/feedback.py)."""
     parameters: dict = dataclasses.field(default_factory=dict)
     """The student's own values the submission was graded with ([variants]); empty without."""
+    rlcourse_version: str = dataclasses.field(default_factory=engine_version)
+    """The engine that graded it (`rlcourse --version`); "unknown" in reports saved before
+    versions were recorded."""
 
     @property
     def score(self) -> float:
@@ -77,7 +82,8 @@ class Report:
                 "notebook": self.notebook, "sha256": self.sha256, "isolation": self.isolation,
                 "confinement": dict(self.confinement),
                 "timings": {key: round(value, 3) for key, value in self.timings.items()},
-                "artifacts": self.artifacts, "parameters": dict(self.parameters)}
+                "artifacts": self.artifacts, "parameters": dict(self.parameters),
+                "rlcourse_version": self.rlcourse_version}
 
     @classmethod
     def from_json(cls, data: dict) -> "Report":
@@ -93,7 +99,8 @@ class Report:
                    isolation=data.get("isolation", "rlimits"),
                    confinement=dict(data.get("confinement", {})), timings=dict(data.get("timings", {})),
                    artifacts=dict(data.get("artifacts", {})),
-                   parameters=dict(data.get("parameters", {})))
+                   parameters=dict(data.get("parameters", {})),
+                   rlcourse_version=data.get("rlcourse_version", "unknown"))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2)

@@ -72,15 +72,64 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def fmt(value, digits: int = 6) -> str:
-    """A short, readable rendering of a number or array for messages."""
+SHOWN = 6
+"""How many values of a long array a message shows."""
+
+
+def fmt(value, digits: int = 6, *, against=None, rtol: float = 0.0, atol: float = 0.0) -> str:
+    """A short, readable rendering of a number or array for messages.
+
+    A long array shows SHOWN values. With `against` (the array it is compared with, of the same
+    shape) they are the values around the first entry where the two differ beyond `rtol` and
+    `atol`, and the message says which entry that is: the first six values of two arrays that
+    differ later are the same six numbers twice ("gave [-1.45528, 0.522243, …]", "should be
+    [-1.45528, 0.522243, …]"), which tells the student nothing."""
     array = np.asarray(value)
     if array.ndim == 0:
         return f"{float(array):.{digits}g}"
     flat = array.ravel()
-    shown = ", ".join(f"{float(x):.{digits}g}" for x in flat[:6])
-    more = f", … ({flat.size} values)" if flat.size > 6 else ""
-    return f"[{shown}{more}]"
+    if flat.size <= SHOWN:
+        return "[" + ", ".join(f"{float(x):.{digits}g}" for x in flat) + "]"
+    first = first_difference(array, against, rtol=rtol, atol=atol)
+    start = 0 if first is None else min(max(first - 2, 0), flat.size - SHOWN)
+    shown = ", ".join(f"{float(x):.{digits}g}" for x in flat[start:start + SHOWN])
+    before = "…, " if start > 0 else ""
+    after = ", …" if start + SHOWN < flat.size else ""
+    if first is None:
+        return f"[{before}{shown}{after}] ({flat.size} values)"
+    where = ", ".join(str(int(i)) for i in np.unravel_index(first, array.shape))
+    entries = "entries" if array.ndim > 1 else "values"
+    return (f"[{before}{shown}{after}] ({flat.size} {entries}, from [{where}] on, the first that "
+            f"differs)" if first == start else
+            f"[{before}{shown}{after}] ({flat.size} {entries}; the first that differs is "
+            f"[{where}], the {_ordinal(first - start + 1)} shown)")
+
+
+def first_difference(actual, expected, *, rtol: float = 0.0, atol: float = 0.0) -> int | None:
+    """The flat index of the first entry where `actual` and `expected` differ beyond the
+    tolerances (None if they have different shapes, or none differs)."""
+    if expected is None:
+        return None
+    actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if actual.shape != expected.shape:
+        return None
+    apart = ~np.isclose(actual, expected, rtol=rtol, atol=atol).ravel()
+    return int(np.argmax(apart)) if apart.any() else None
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}[n]
+
+
+def digits_for(rtol: float, atol: float, *values) -> int:
+    """Significant digits that show a difference the check sees: six, or more where the
+    tolerance is finer than six digits can tell (a check to rtol 1e-9 printed to six digits
+    shows two different numbers as one). The smallest difference the check flags, relative to
+    the values' size, is the larger of rtol and atol over that size."""
+    finite = [np.abs(np.asarray(v, dtype=np.float64)) for v in values if np.size(v)]
+    scale = max([float(np.max(v[np.isfinite(v)], initial=0.0)) for v in finite] + [0.0])
+    relative = max(rtol, atol / scale if scale else 0.0) or 1e-6
+    return int(min(12, max(6, math.ceil(-math.log10(relative)) + 1)))
 
 
 def as_array(value, *, what: str, shape: tuple | None = None, allow_nan: bool = False) -> np.ndarray:
@@ -225,7 +274,8 @@ class Evidence:
         self._cases = []
 
     def compare(self, actual, expected, *, what: str, rtol: float = 1e-4, atol: float = 1e-5,
-                models=None, see: str = "", fix: str = "", explain: dict | None = None) -> bool:
+                models=None, see: str | dict = "", fix: str | dict = "",
+                explain: dict | None = None) -> bool:
         """Record one case; True if it matched. `models`: a dict tag -> value, or a list of
         (tag, value) pairs when one tag has several forms, or a function of no arguments
         returning either (bind its inputs now, e.g. with functools.partial): it is called only
@@ -235,7 +285,9 @@ class Evidence:
         `see` and `fix` go to the Failure if this is the case the item fails on: `see` says how
         the student can observe the problem (an input to try, a value to print), `fix` is the
         remedy itself (a line such as `sampled = -jax.grad(...)`), kept out of the message
-        because it is shown only after the due date."""
+        because it is shown only after the due date. Either may be a dict from a tag to its own
+        sentence, with "*" for every other diagnosis: a hint written for the usual mistake can
+        point the wrong way for a named one (`for_tag`)."""
         ok = close(actual, expected, rtol=rtol, atol=atol)
         self._cases.append(dict(ok=ok, actual=actual, expected=expected, what=what, see=see, fix=fix,
                                 explain=explain or {}, models=models, rtol=rtol, atol=atol))
@@ -267,11 +319,22 @@ class Evidence:
                     and all(candidate in case["matching"] for case in relevant)):
                 tag = candidate
                 break
-        did = f"{first['what']} gave {fmt(first['actual'])}"
+        tolerance = dict(rtol=first["rtol"], atol=first["atol"])
+        digits = digits_for(first["rtol"], first["atol"], first["actual"], first["expected"])
+        did = f"{first['what']} gave {fmt(first['actual'], digits, against=first['expected'], **tolerance)}"
         if tag != "wrong_value" and tag in first["explain"]:
             did += f", which is what {first['explain'][tag]} gives"
-        raise Failure(tag, did=did, should=f"it should be {fmt(first['expected'])}", see=first["see"],
-                      fix=first["fix"])
+        should = f"it should be {fmt(first['expected'], digits, against=first['actual'], **tolerance)}"
+        raise Failure(tag, did=did, should=should,
+                      see=for_tag(first["see"], tag), fix=for_tag(first["fix"], tag))
+
+
+def for_tag(text: str | dict, tag: str) -> str:
+    """`text` itself, or, if it is a dict from tags to sentences, the sentence for `tag` (the one
+    under "*" when `tag` has none of its own, else nothing)."""
+    if isinstance(text, dict):
+        return text.get(tag, text.get("*", ""))
+    return text
 
 
 def negated(models, *args) -> list:
@@ -280,7 +343,7 @@ def negated(models, *args) -> list:
     return [(tag, -np.asarray(value)) for tag, value in models(*args).items()]
 
 
-def expect_close(actual, expected, *, see: str = "", fix: str = "", **options) -> None:
+def expect_close(actual, expected, *, see: str | dict = "", fix: str | dict = "", **options) -> None:
     """One comparison, concluded at once (see `Evidence` for items with several cases).
 
     `see` (how to observe the problem) and `fix` (the remedy, shown only after the due date) go

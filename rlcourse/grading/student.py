@@ -52,6 +52,14 @@ GRACE_SECONDS = 2.0
 worker itself (code stuck in C holding the GIL never lets the watchdog run)."""
 
 
+def cell_number(index: int) -> int:
+    """The number every message gives the cell at `index` (its position among all the
+    notebook's cells, from 0): its place from the top, counted from 1 as a reader counts them.
+    The feedback page's "Your code" headings count the same way; the worker names the cell's
+    code by it too, so a traceback's "cell 13, line 4" is the same cell as "cell 13 (...)"."""
+    return index + 1
+
+
 class _Hung(Exception):
     """A request that overstayed its time: the worker's watchdog said where, or it said nothing."""
 
@@ -370,9 +378,10 @@ class StudentCode:
         for cell in self.submission.cells:
             if cell.index in self._bad_cells:
                 continue
-            label = f"cell {cell.index}" + (f" ({cell.grade_id})" if cell.grade_id else "")
+            label = f"cell {cell_number(cell.index)}" + (f" ({cell.grade_id})" if cell.grade_id else "")
             try:
-                self._watched(self._worker, "run_cell", dict(index=cell.index, source=cell.source),
+                self._watched(self._worker, "run_cell",
+                              dict(index=cell_number(cell.index), source=cell.source),
                               min(self.limits.cell_seconds, max(0.1, self.deadline - time.monotonic())))
             except _Hung as hung:
                 # A cell that hung is not run again; the function it was stuck in is not run

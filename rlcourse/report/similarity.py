@@ -42,6 +42,7 @@ from typing import TextIO
 import numpy as np
 from nbgrader.utils import is_solution
 
+from rlcourse import engine_version
 from rlcourse.course import release as released
 from rlcourse.course.class_directory import ClassDirectory, find_submissions
 from rlcourse.course.directory import Assignment
@@ -398,8 +399,9 @@ def compare_class(assignment: Assignment, class_dir: ClassDirectory,
 def write_json(comparison: Comparison, stream: TextIO) -> None:
     """One JSON object: every compared pair, highest first (written in blocks as it goes: a
     class of 2,000 has two million pairs)."""
-    stream.write('{"assignment": %s, "threshold": %s, "pairs": ['
-                 % (json.dumps(comparison.assignment), json.dumps(comparison.threshold)))
+    stream.write('{"assignment": %s, "rlcourse_version": %s, "threshold": %s, "pairs": ['
+                 % (json.dumps(comparison.assignment), json.dumps(engine_version()),
+                    json.dumps(comparison.threshold)))
     names = [json.dumps(student) for student in comparison.students]
     scores = comparison.scores.tolist()
     first, second = comparison.first.tolist(), comparison.second.tolist()

@@ -360,6 +360,13 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         token, csrf = session
         return home_page(token, csrf, error, server=str(request.base_url).rstrip("/") + base)
 
+    def own_parameters(name: str, student: str) -> dict | None:
+        """The values `student`'s notebook of `name` works with ([variants]), so they can check
+        that their parameter cell printed them (it did not if Jupyter ran without their id);
+        None when the assignment gives every student the same values."""
+        variants = service.course.assignment(name).variants
+        return variants.for_student(name, student) if variants.enabled and variants.parameters else None
+
     def home_page(token, csrf, error="", status=200, server=""):
         """Each assignment the student may submit, with its due date and their history (each
         submission's lateness; work that came through nbgrader's exchange too); one they may
@@ -380,7 +387,8 @@ def create_app(service: WebService, hub=None) -> FastAPI:
             assignments.append({
                 "name": name, "available": available, "rows": [service.view_json(row, counting=counting) for row in reversed(mine)],
                 "exchange": service.view_json(exchange) if exchange else None,
-                "due": None if token.staff else service.due(token.user, name).describe()})
+                "due": None if token.staff else service.due(token.user, name).describe(),
+                "parameters": None if token.staff else own_parameters(name, token.user)})
         return page("web_home.html", status=status, title="Your submissions", user=token.user,
                     staff=token.staff, csrf=csrf, assignments=assignments, error=error, server=server,
                     counting=counting)

@@ -158,8 +158,8 @@ def main(options) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The client's arguments: `rlcourse submit` and submit.py take the same ones."""
-    parser.add_argument("assignment")
-    parser.add_argument("notebook", type=Path)
+    parser.add_argument("assignment", help="the assignment's name, e.g. ps1")
+    parser.add_argument("notebook", type=Path, help="your notebook, e.g. ps1.ipynb")
     parser.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
     parser.add_argument("--token", required=True, help="your token from the course staff")
     parser.add_argument("--json", action="store_true",

@@ -50,7 +50,7 @@ class HubLogin:
                               "(`make install` does)") from None
         if not os.environ.get("JUPYTERHUB_API_TOKEN"):
             raise CourseError("--jupyterhub: $JUPYTERHUB_API_TOKEN is not set; run rlcourse web as a "
-                              "service of the hub (c.JupyterHub.services, see the README)")
+                              "service of the hub (c.JupyterHub.services, see docs/instructors/jupyterhub.md)")
         self.auth = HubOAuth(cache_max_age=60)
         if not self.auth.access_scopes:
             raise CourseError("--jupyterhub: neither $JUPYTERHUB_SERVICE_NAME nor "

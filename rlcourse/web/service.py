@@ -275,7 +275,7 @@ class WebService:
         included, for the submission the gradebook holds) as the policy shows it now."""
         from rlcourse.course.diagnoses import load_diagnoses
         from rlcourse.course.submission import NotebookProblem, load_submission
-        from rlcourse.explain.feedback import assignment_figures, render_feedback, todo_cell_ids
+        from rlcourse.explain.feedback import assignment_figures, render_feedback, sealed_item_ids, todo_cell_ids
 
         assignment = self.course.assignment(submission.assignment)
         grade = self.grade(submission)
@@ -289,7 +289,9 @@ class WebService:
         return render_feedback(grade, student=submission.student, submission_cells=cells,
                                todo_ids=todo_cell_ids(assignment.release_notebook),
                                diagnoses=load_diagnoses(assignment.grader_dir),
-                               figures=assignment_figures(assignment, grade.report) if level == "full" else [],
+                               figures=assignment_figures(assignment, grade.report, sealed=sealed_item_ids(
+                                   grade, policy=assignment.feedback, deadline=deadline, now=moment))
+                               if level == "full" else [],
                                assignment_title=assignment.title, policy=assignment.feedback,
                                deadline=deadline, now=moment)
 

@@ -1,6 +1,6 @@
 """Dask, safely by default (rlcourse.batch.dask_security): the certificates `rlcourse dask certs`
 writes, the addresses `--scheduler` refuses, and a real TLS cluster (a scheduler and a worker,
-separate processes on the loopback, started with the commands the README gives) that grades a
+separate processes on the loopback, started with the commands docs/operators/dask.md gives) that grades a
 class through rlcourse and runs nothing for a client without the cluster's certificate.
 
 The attack each hostile case stands for: a bare `distributed.Client` (a student's JupyterHub
@@ -141,7 +141,7 @@ class TestCheckListeners:
 
 @pytest.mark.hostile("dask-plain-scheduler-beyond-loopback")
 def test_autograde_and_web_refuse_a_plain_scheduler_beyond_the_loopback_before_connecting(tmp_path):
-    """The README's old setup (`dask scheduler` on every interface, `--scheduler tcp://HOST:8786`):
+    """The old documented setup (`dask scheduler` on every interface, `--scheduler tcp://HOST:8786`):
     refused at once with what to do, before a notebook could be sent (192.0.2.10 is a
     documentation address nothing answers: a connection attempt would hang, not fail)."""
     class_dir = make_class(tmp_path / "class", {"ada": "ada"})
@@ -157,7 +157,7 @@ def test_autograde_and_web_refuse_a_plain_scheduler_beyond_the_loopback_before_c
 # --- a real TLS cluster -------------------------------------------------------------------------------
 @contextlib.contextmanager
 def tls_cluster(folder, certificates: Certificates, workers: int = 1):
-    """A scheduler and workers as the README starts them on TLS (`Certificates.commands`), each a
+    """A scheduler and workers as docs/operators/dask.md starts them on TLS (`Certificates.commands`), each a
     separate process, bound to the loopback for the test."""
     port = _free_port()
     address = f"tls://127.0.0.1:{port}"

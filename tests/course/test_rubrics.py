@@ -43,7 +43,7 @@ class TestPs2:
         assert question.model_answer.startswith("**Model answer.**") and "**Rubric**" not in question.model_answer
         assert question.stated_total == 2
         # The prompt is what the student read: the markdown just before the answer in the release.
-        assert question.prompt.startswith("### Your explanation (graded by hand)")
+        assert question.prompt.startswith("### Your first explanation (graded by hand)")
         assert question.score({1, 3}) == 1.0 and question.unknown({1, 5}) == [5]
 
     def test_the_release_has_no_rubric(self):

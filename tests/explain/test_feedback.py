@@ -14,8 +14,8 @@ import pytest
 
 from rlcourse.report.class_report import diagnosis_counts, write_class_report
 from rlcourse.course.diagnoses import load_diagnoses
-from rlcourse.explain.feedback import (PNG_SIGNATURE, figure_png, render_feedback, todo_cell_ids,
-                               write_feedback)
+from rlcourse.explain.feedback import (PNG_SIGNATURE, assignment_figures, figure_png, render_feedback,
+                                       sealed_item_ids, todo_cell_ids, write_feedback)
 from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import ItemResult, Report
 from rlcourse.course.submission import CodeCell, load_submission
@@ -137,6 +137,17 @@ class TestRenderFeedback:
         page = page_for(make_report(errors=["cell 5 (policy_loss): NameError: jnp"]), diagnoses)
         assert "Problems running your notebook" in page and "NameError: jnp" in page
 
+    def test_errors_and_code_headings_number_a_cell_alike(self, diagnoses):
+        """One numbering on the page (issue 30): the error the grading writes about a cell and
+        the "Your code" heading of that cell give it the same number, counted from 1."""
+        from rlcourse.grading.student import cell_number
+
+        policy_loss = next(cell for cell in student_cells() if cell.grade_id == "policy_loss")
+        error = f"cell {cell_number(policy_loss.index)} (policy_loss): NameError: jnp"
+        page = page_for(make_report(errors=[error]), diagnoses)
+        assert f"(cell {policy_loss.index + 1})" in page and error in page
+        assert cell_number(policy_loss.index) == policy_loss.index + 1
+
     def test_figures_are_embedded_as_png_data_uris_and_other_bytes_dropped(self, diagnoses,
                                                                           ps1_feedback):
         drawn = ps1_feedback.figures(synthetic_artifacts(ps1_feedback))
@@ -245,6 +256,24 @@ class TestPs1FeedbackData:
         labels = {line.get_label() for line in figure.axes[0].get_lines()}
         assert {"always right (0.985)", "uniform policy (0.466875)"} <= labels and figure.axes[0].get_title() == ""
 
+    def test_the_clipping_figure_is_drawn_at_the_students_own_clip(self, ps1_feedback):
+        """Its band is the student's eps (PARAMS['clip']), the one exercise 4 asks them to use:
+        a student whose eps is 0.1 read "band 1 ± 0.25" before (issue 30). The student's loss
+        is asked with that clip, and the drawn band and correct curve are at it."""
+        for clip in (0.1, 0.3):
+            data = ps1_feedback.collect(FakeStudent(), {"seed": 3, "clip": clip})["clip_objective"]
+            ratios = np.array(data["ratios"])
+            assert data["clip"] == clip
+            assert np.min(np.abs(np.abs(ratios - 1) - clip)) > 1e-3  # no ratio on a kink
+            expected = np.minimum(ratios, np.clip(ratios, 1 - clip, 1 + clip))
+            np.testing.assert_allclose(data["student"]["positive"], expected, rtol=1e-5)
+            (_, figure), = [f for f in ps1_feedback.figures({"clip_objective": data})]
+            labels = {patch.get_label() for patch in figure.axes[0].patches}
+            assert labels == {f"band 1 ± {clip:g} (your eps)"}
+            patch = figure.axes[0].patches[0]
+            edges = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+            assert np.isclose(edges.min(), 1 - clip) and np.isclose(edges.max(), 1 + clip)
+
     def test_figures_tolerate_malformed_artifacts(self, ps1_feedback):
         assert ps1_feedback.figures({}) == []
         assert ps1_feedback.figures({"clip_objective": {"clip": "x"}, "training": 3}) == []
@@ -288,6 +317,45 @@ class TestRealReport:
         assert set(report.artifacts) == {"clip_objective", "training"}
         assert page.count('src="data:image/png;base64,') == 2
         assert report.failed() and all(f'id="item-{item.id}"' in page for item in report.failed())
+
+
+# --- figures that would answer a sealed item -----------------------------------------------------
+class TestFiguresBeforeTheDueDate:
+    """ps2's right clipped surrogate answers three concept checks (graders/ps2/feedback.py): the
+    page leaves it out while they are sealed, and draws it once they are not."""
+
+    def ps2_report(self):
+        ratios = np.linspace(0.31, 1.69, 29)
+        concept = ItemResult("concepts.clipped_value", 1.0, 0.0, False, "", None,
+                             "concept check: the clipped objective by hand, A < 0", "test_concept_checks",
+                             kind="concept")
+        return Report("ps2", "ps2.ipynb", [concept], sha256="cd" * 32, artifacts={"surrogate": {
+            "eps": 0.2, "ratios": ratios.tolist(),
+            "student": {"positive": ratios.tolist(), "negative": (-ratios).tolist()}}})
+
+    def test_the_sealed_items_are_those_student_view_holds_back(self, course):
+        policy, grade = course.assignment("ps2").feedback, Grade(self.ps2_report())
+        assert sealed_item_ids(grade, policy=policy, level="full", due_passed=False) == {"concepts.clipped_value"}
+        assert sealed_item_ids(grade, policy=policy, level="full", due_passed=True) == frozenset()
+
+    @pytest.mark.parametrize("due_passed, caption", [
+        (False, "Your clipped surrogate (the correct curve is shown after the due date)"),
+        (True, "Your clipped surrogate against the correct one")])
+    def test_the_page_draws_the_right_curve_only_after_the_due_date(self, course, tmp_path, due_passed,
+                                                                    caption):
+        from rlcourse.explain.outputs import write_feedback_page
+
+        path = tmp_path / "ps2.html"
+        write_feedback_page(path, student="ada", assignment=course.assignment("ps2"),
+                            grade=Grade(self.ps2_report()), submitted=None, due_passed=due_passed)
+        page = path.read_text()
+        assert page.count('src="data:image/png;base64,') == 1
+        assert f"<figcaption>{caption}</figcaption>" in page
+
+    def test_a_figures_function_without_sealed_is_called_as_before(self, ps1):
+        report = make_report(artifacts=synthetic_artifacts(load_course_module(
+            ROOT / "graders" / "ps1" / "feedback.py", "rlcourse_graders.ps1.feedback")))
+        assert len(assignment_figures(ps1, report, sealed=frozenset({"policy_loss.ppo_value"}))) == 2
 
 
 # --- the browser ---------------------------------------------------------------------------------

@@ -70,7 +70,8 @@ def test_off_policy_ratios_leave_the_band_on_both_sides_for_both_signs(params):
 def test_every_exact_return_bug_changes_what_its_items_compare(params):
     """The known policies, exercise 3's horizon-2 value and the random horizons 1-12: each DP
     bug's value differs from the truth, well beyond the items' tolerance, in at least one case of
-    each item (and in exercise 3's only case)."""
+    each item (and in exercise 3's only case). The default rewards typed in are that bug only
+    for a student whose rewards are not the defaults: for one whose are, it is the truth."""
     exact = oracle.for_parameters(params)
     models = misconceptions.Models(exact)
     rng = np.random.default_rng(0)
@@ -81,5 +82,7 @@ def test_every_exact_return_bug_changes_what_its_items_compare(params):
         for theta, horizon in cases_of_an_item:
             truth = exact.dp_return(theta, horizon)
             for tag, value in models.exact_return(theta, horizon):
+                if tag == misconceptions.TYPED_DEFAULTS and exact.corridor == exact.DEFAULT:
+                    continue
                 apart[tag] = apart.get(tag, False) or abs(value - truth) > 100 * (2e-6 + 1e-5 * abs(truth))
         assert all(apart.values()), apart

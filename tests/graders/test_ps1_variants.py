@@ -166,6 +166,7 @@ def outcome(item_id: str, student: str, answers) -> str | None:
     exact = EXACT.for_parameters(VARIANTS[student])
     fixtures = dict(student=answers, exact=exact, models=MISCONCEPTIONS.Models(exact),
                     explain=MISCONCEPTIONS.EXPLAIN, params=VARIANTS[student],
+                    default_params=PS1.variants.defaults,
                     rng=np.random.default_rng(zlib.crc32(function.__name__.encode())),
                     given_loop=GIVEN.GivenLoop(answers, exact), records_of=GIVEN.records_of)
     wanted = function.__code__.co_varnames[:function.__code__.co_argcount]
@@ -280,6 +281,7 @@ def test_clipping_signs_under_twenty_variants(entry, tag):
 
 
 def test_clipping_signs_copied_from_a_classmate_with_another_clip_is_wrong():
+    """A wrong value, or, where the classmate's clip is the default, the default typed in."""
     cells = cells_of("reference")
     prelude = run_as(STUDENTS[0], cells, ("given_environment",))
     lost = 0
@@ -287,7 +289,9 @@ def test_clipping_signs_copied_from_a_classmate_with_another_clip_is_wrong():
         if VARIANTS[student]["clip"] == VARIANTS[other]["clip"]:
             continue
         answers = Answers(run_as(other, cells, ("exercise_clipping_signs",), prelude))
-        assert outcome("exercises.clipping_signs", student, answers) == "wrong_value"
+        typed_in = VARIANTS[other]["clip"] == PS1.variants.defaults["clip"]
+        assert outcome("exercises.clipping_signs", student, answers) == (
+            MISCONCEPTIONS.TYPED_DEFAULTS if typed_in else "wrong_value")
         lost += 1
     assert lost >= 10
 

@@ -43,13 +43,13 @@ def test_a_hanging_exact_return_is_paid_once_and_costs_only_what_uses_it(ps1, tm
     for name in ("exact_return.known_policies", "exact_return.gradient", "training.ppo"):
         assert by_id[name].diagnosis == "timeout"
         # The second hang, on other arguments, was given a call's time only.
-        assert "exact_return did not finish within 8 s when cell 26" in by_id[name].message
-        assert "is not run again" in by_id[name].message and "cell 12, line" in by_id[name].message
+        assert "exact_return did not finish within 8 s when cell 27" in by_id[name].message
+        assert "is not run again" in by_id[name].message and "cell 13, line" in by_id[name].message
     # The cell that runs train (exact_return with horizon 8) hangs; the exercise that asks for
     # horizon 2 is tried for a call's time, and hangs too; from then on exact_return is not run.
     hung_cells = [error for error in report.errors if " did not finish within" in error.split(":")[0]]
     assert [error.split(" did not")[0] for error in hung_cells] == [
-        "cell 16 (example_training)", "cell 26 (exercise_horizon)"]
+        "cell 17 (example_training)", "cell 27 (exercise_horizon)"]
     assert "having hung 2 times" in by_id["training.ppo"].message
     # No item waited out a call limit: every call of exact_return after the cell that hung
     # failed at once (before this, each waited 8 s here, 20 s with the course's old limits).

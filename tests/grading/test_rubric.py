@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from rlcourse.grading.rubric import (BadOutput, Evidence, Failure, Field, StudentDataError, as_array,
-                                     as_records, expect_close, on_student_data)
+                                     as_records, digits_for, expect_close, fmt, on_student_data)
 
 
 class TestAsArray:
@@ -80,6 +80,70 @@ class TestEvidence:
                          fix="compute it as exp(new - old)")
         assert error.value.fix == "Compute it as exp(new - old)."
         assert error.value.message == "Ratio gave 0.5. It should be 1. To see it: Print the ratio of one step."
+
+
+class TestRemediesPerTag:
+    """A hint written for the usual mistake can point the wrong way for a named one (issue 30:
+    the typed-in defaults were told their gradient had Python floats in it)."""
+
+    def test_a_named_tag_gets_its_own_see_and_fix(self):
+        with pytest.raises(Failure) as error:
+            expect_close(2.0, 1.0, what="f", models={"typed_defaults": 2.0},
+                         see={"*": "look at the floats", "typed_defaults": "print PARAMS"},
+                         fix={"*": "use jax.numpy", "typed_defaults": "read PARAMS['clip']"})
+        assert error.value.tag == "typed_defaults"
+        assert "To see it: Print PARAMS." in error.value.message and "floats" not in error.value.message
+        assert error.value.fix == "Read PARAMS['clip']."
+
+    def test_any_other_diagnosis_gets_the_star_or_nothing(self):
+        with pytest.raises(Failure) as error:
+            expect_close(3.0, 1.0, what="f", models={"typed_defaults": 2.0},
+                         see={"*": "look at the floats", "typed_defaults": "print PARAMS"},
+                         fix={"typed_defaults": "read PARAMS['clip']"})
+        assert error.value.tag == "wrong_value"
+        assert "To see it: Look at the floats." in error.value.message and error.value.fix == ""
+
+
+class TestShortenedVectors:
+    def test_two_long_vectors_show_where_they_first_differ(self):
+        """Both used to show their first six values, the same six numbers twice, when the two
+        differ only later (issue 30)."""
+        expected = np.arange(36, dtype=np.float64) / 7
+        actual = expected.copy()
+        actual[20] += 1.0
+        with pytest.raises(Failure) as error:
+            expect_close(actual, expected, what="gae")
+        message = error.value.message
+        gave, should = message.split("It should be")
+        for part, value in ((gave, actual), (should, expected)):
+            assert f"{value[18]:.6g}, {value[19]:.6g}, {value[20]:.6g}" in part
+            assert f"{value[0]:.6g}," not in part
+            assert "the first that differs is [20], the third shown" in part
+        assert f"{actual[20]:.6g}" in gave and f"{expected[20]:.6g}" in should
+
+    def test_a_difference_at_the_start_or_the_end_stays_in_the_window(self):
+        values = np.zeros(10)
+        assert fmt(values + np.eye(10)[0], against=values) == (
+            "[1, 0, 0, 0, 0, 0, …] (10 values, from [0] on, the first that differs)")
+        assert fmt(values + np.eye(10)[9], against=values).startswith("[…, 0, 0, 0, 0, 0, 1] (10 values;")
+
+    def test_a_matrix_names_the_entry_by_row_and_column(self):
+        expected = np.zeros((4, 3))
+        actual = expected.copy()
+        actual[2, 1] = 5.0
+        assert "the first that differs is [2, 1]" in fmt(actual, against=expected)
+
+    def test_short_vectors_and_scalars_are_shown_whole(self):
+        assert fmt(np.array([1.5, 2.0]), against=np.zeros(2)) == "[1.5, 2]"
+        assert fmt(0.123456789) == "0.123457"
+
+    def test_numbers_are_printed_at_the_precision_the_check_uses(self):
+        """Six digits show two values a check to rtol 1e-9 tells apart as one number."""
+        assert digits_for(1e-4, 1e-5, np.ones(3)) == 6
+        assert digits_for(1e-9, 1e-10, np.ones(3)) == 10
+        with pytest.raises(Failure) as error:
+            expect_close(1.0000001, 1.0, what="x", rtol=1e-9, atol=1e-10)
+        assert "gave 1.0000001" in error.value.message and "should be 1." in error.value.message
 
 
 def test_lazy_models_cost_nothing_when_the_item_passes():

@@ -34,7 +34,7 @@ def test_a_cell_that_kills_the_process_is_dropped_and_later_cells_still_see_earl
                           "def f(x):\n    return base + x")
     try:
         assert student.call("f", 5) == 15
-        assert len(student.cell_errors) == 1 and student.cell_errors[0].startswith("cell 1:")
+        assert len(student.cell_errors) == 1 and student.cell_errors[0].startswith("cell 2:")
     finally:
         student.close()
 
@@ -43,7 +43,7 @@ def test_a_hanging_cell_times_out_and_the_rest_of_the_notebook_runs(tmp_path, la
     student = student_for(tmp_path, launcher, "while True:\n    pass", "answer = 42")
     try:
         assert student.get("answer") == {"answer": 42}
-        assert student.cell_errors[0].startswith("cell 0 did not finish within 2 s")
+        assert student.cell_errors[0].startswith("cell 1 did not finish within 2 s")
     finally:
         student.close()
 
@@ -147,7 +147,7 @@ def test_a_function_that_hung_fails_at_once_on_the_same_arguments_and_after_two_
         assert first.value.kind == "timeout"
         assert "spin did not finish within 2 s" in str(first.value)
         assert "not run again on the same arguments" in str(first.value)
-        assert first.value.where in ("cell 0, line 2", "cell 0, line 3")  # where the watchdog saw it
+        assert first.value.where in ("cell 1, line 2", "cell 1, line 3")  # where the watchdog saw it
         started = time.monotonic()
         with pytest.raises(WorkerError) as again:
             student.call("spin", 1)
@@ -181,18 +181,18 @@ def test_a_hung_cell_is_not_run_again_and_what_it_hung_in_fails_at_once_in_later
         assert student.call("after", 5) == 15
         assert time.monotonic() - started < 2 + 2 + 1.5, "a second cell waited out its time"
         with pytest.raises(WorkerError):
-            student.call("crash")  # takes a worker down: the cells run again, but not cell 2
+            student.call("crash")  # takes a worker down: the cells run again, but not cell 3
         assert student.call("after", 1) == 11
-        assert counting.cells_run.count(2) == 1, counting.cells_run
-        assert counting.cells_run.count(0) == 3 and counting.cells_run.count(5) == 2
+        assert counting.cells_run.count(3) == 1, counting.cells_run
+        assert counting.cells_run.count(1) == 3 and counting.cells_run.count(6) == 2
         errors = student.cell_errors
-        assert errors[0].startswith("cell 2 did not finish within 2 s")
-        assert "still running spin" in errors[0] and "(at cell 0, line " in errors[0]
-        assert errors[1].startswith("cell 3: spin did not finish within 2 s when cell 2 called it")
+        assert errors[0].startswith("cell 3 did not finish within 2 s")
+        assert "still running spin" in errors[0] and "(at cell 1, line " in errors[0]
+        assert errors[1].startswith("cell 4: spin did not finish within 2 s when cell 3 called it")
         assert "not run again on the same arguments" in errors[1]
         with pytest.raises(WorkerError) as call:
             student.call("spin", 1)
-        assert call.value.kind == "timeout" and "when cell 2 called it" in str(call.value)
+        assert call.value.kind == "timeout" and "when cell 3 called it" in str(call.value)
     finally:
         student.close()
 
@@ -203,7 +203,7 @@ def test_a_top_level_loop_blames_no_function(tmp_path, launcher):
     try:
         assert student.get("g") == {"g": 3}
         assert student.call("f", 4) == 4
-        assert student.cell_errors[0].startswith("cell 1 did not finish within 2 s")
+        assert student.cell_errors[0].startswith("cell 2 did not finish within 2 s")
         assert "still running" not in student.cell_errors[0]
     finally:
         student.close()
@@ -239,8 +239,8 @@ def test_a_function_that_hung_is_retried_in_a_cell_for_a_calls_time_only(tmp_pat
         assert student.get("answer") == {"answer": 42}
         elapsed = time.monotonic() - started
         first, second = student.cell_errors
-        assert first.startswith("cell 1 did not finish within 10 s (the limit for one cell")
-        assert second.startswith("cell 2 did not finish within 1 s (the limit for one call")
+        assert first.startswith("cell 2 did not finish within 10 s (the limit for one cell")
+        assert second.startswith("cell 3 did not finish within 1 s (the limit for one call")
         assert "still running spin" in second
         assert elapsed < 10 + 10, "the second cell waited out a cell's time"
         with pytest.raises(WorkerError) as call:

@@ -274,7 +274,7 @@ def test_json_lists_every_pair_highest_first(copied_class):
     result = run("--json", folder=copied_class)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"assignment", "threshold", "pairs", "borrowed_parameters"}
+    assert set(data) == {"assignment", "rlcourse_version", "threshold", "pairs", "borrowed_parameters"}
     assert data["borrowed_parameters"] == []  # no notebook of this class shows its outputs
     assert data["assignment"] == "ps1" and data["threshold"] == DEFAULT_THRESHOLD
     students = {"ada", "grace", "alan", "ken", "linus"}

@@ -175,3 +175,20 @@ def test_opens_and_closes_are_read_as_utc():
     table = tomllib.loads("opens = 2026-03-01T09:00:00+01:00\ncloses = 2026-03-09T17:00:00\n")
     policy = AssignmentConfig.from_table({"notebook": "ps1.ipynb", "framework": "jax", "web": table}, where="x").web
     assert (policy.opens, policy.closes) == (datetime.datetime(2026, 3, 1, 8), datetime.datetime(2026, 3, 9, 17))
+
+
+def test_the_home_page_shows_the_students_id_and_own_parameters(served):
+    """Issue 30: a student checks that their notebook's parameter cell printed their own values
+    (it prints the defaults when Jupyter ran without their id) against the service's page."""
+    from rlcourse.course.directory import Course
+
+    server, tokens = served
+    ps1 = Course(server.course).assignment("ps1")
+    own = ps1.parameters("ada")
+    assert own != ps1.variants.defaults
+    _, home, _ = server.api("/", cookie=server.login(tokens["ada"]))
+    shown = home.split('id="parameters-ps1">')[1].split("</p>")[0]
+    assert "<b>ada</b>" in shown
+    assert [f"<code>{name} = {value}</code>" in shown for name, value in own.items()] == [True] * len(own)
+    _, staff_home, _ = server.api("/", cookie=server.login(tokens["prof"]))
+    assert 'id="parameters-' not in staff_home

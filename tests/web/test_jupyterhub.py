@@ -5,7 +5,7 @@ staff group, every route and cookie lives under the service's prefix, a sign-in 
 the browser that started it, and the API takes hub tokens allowed to use the service.
 
 Nothing is graded (the one upload is accepted, not awaited). A real JupyterHub (with
-configurable-http-proxy from npm and spawners) is not started: see the README.
+configurable-http-proxy from npm and spawners) is not started: see docs/instructors/jupyterhub.md.
 """
 import urllib.error
 import urllib.parse

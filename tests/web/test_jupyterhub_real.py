@@ -1,6 +1,6 @@
 """`rlcourse web` under a real JupyterHub: `jupyterhub` (DummyAuthenticator) with its real
 configurable-http-proxy (npm, installed by `make install` from tests/web/hub-proxy/ into
-.venv/hub-proxy), and rlcourse web as a managed hub service configured as the README says. A hub
+.venv/hub-proxy), and rlcourse web as a managed hub service configured as docs/instructors/jupyterhub.md says. A hub
 user signs in on the hub's own login page and lands on the service's page as themselves; a hub
 admin sees the class view; a student's upload through the page's form (with its CSRF token,
 through the proxy, under the prefix) is checked and answered. The upload is not a notebook, so

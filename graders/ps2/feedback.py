@@ -1,0 +1,258 @@
+"""Figures for ps2's feedback pages: GAE along a rollout buffer, and the clipped surrogate.
+
+`collect(student, params)` runs in the grader process while the student's worker is alive and
+returns plain JSON data, which the report keeps as `artifacts`; `figures(artifacts, sealed=...)`
+draws them later, in any process, without the student's code. Each part of `collect` stands on
+its own: a part whose student call fails is left out and the other is still collected.
+
+What is stored is the figure's own inputs (a buffer built here, ratios on a plain grid) and the
+student's outputs on them; the right curves are drawn from those inputs with the course's oracle
+(solutions/ps2/exact.py) when the page is drawn. Why that gives nothing away before the due date:
+
+* GAE. The buffer is none of the graders' buffers (its own seed, its own layout) and not the
+  episode of the concept checks CONCEPT_GAE_TRUNCATED and CONCEPT_GAE_TERMINATED (whose
+  numbers, gamma 0.9 and lambda 0.5, it does not use). compute_gae's items are code items, shown
+  before the due date with the values they should be, and the notebook's visible check already
+  works the same rule through (a terminated step loses its bootstrap, both ends cut the trace):
+  the exact advantages on one more buffer tell nothing an item's message or the docstring does not.
+* The clipped surrogate. The right curve min(rA, clip(r)A) for A = +1 and -1 at eps 0.2 answers
+  three concept checks by reading it off (CONCEPT_CLIPPED_VALUE at r = 1.4, A = -2; the slopes
+  at r = 1.3 and 0.7), which are sealed until the due date. So the page draws it only when none
+  of those items is sealed (`sealed`, the item ids student_view holds back); before that the
+  figure shows the student's own curve and the band, which are theirs to see: their own function
+  on inputs they could pass it themselves.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_EPS = 0.2
+"""PPOConfig's eps, the clip every student trains with unless the assignment gives them their own
+(`params["eps"]` or `params["clip"]`, should ps2 ever have variants)."""
+DEFAULT_GAMMA, DEFAULT_LAM = 0.99, 0.95
+"""PPOConfig's gamma and lambda: the GAE figure is drawn at the values the student's runs use."""
+# 29 ratios from 0.31 to 1.69: none falls exactly on a band edge for eps in 0.05 steps, where the
+# objective has a kink and rounding decides which branch the min takes.
+RATIOS = np.linspace(0.31, 1.69, 29)
+ADVANTAGES = (1.0, -1.0)
+STEPS = 20
+ENDS = ({5: "terminated", 12: "truncated"}, {3: "truncated", 10: "terminated", 16: "terminated"})
+"""Where each of the buffer's two environments ends an episode: both kinds in each column, and the
+last row still running (it bootstraps from next_values, as every buffer's last row does)."""
+BUFFER_SEED = 2030
+SURROGATE_ANSWERS = frozenset({"concepts.clipped_value", "concepts.slope_favoured",
+                               "concepts.slope_wrong_way"})
+"""The items whose answers can be read off the right clipped-surrogate curve."""
+
+
+# --- collect (grader process, student worker alive) --------------------------------------------
+def collect(student, params: dict | None = None) -> dict:
+    """The figures' data; `params` are the graded student's own values (none: the defaults)."""
+    params = params or {}
+    artifacts = {}
+    for name, part in (("gae", _gae), ("surrogate", _surrogate)):
+        try:
+            data = part(student, params)
+        except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
+            continue
+        if data:
+            artifacts[name] = data
+    return artifacts
+
+
+def figure_buffer(gamma: float = DEFAULT_GAMMA, lam: float = DEFAULT_LAM) -> dict:
+    """The GAE figure's rollout buffer [STEPS, 2], as a rollout makes one (graders/ps2/test_gae.py,
+    rollout_violations): float64 rewards and values, bool flags never both set on one step, and
+    next_values[t] = values[t + 1] wherever step t's episode went on; after an end (and on the
+    last row) the final observation's own value, non-zero after a termination too, so a bootstrap
+    through a termination shows."""
+    rng = np.random.default_rng(BUFFER_SEED)
+    shape = (STEPS, len(ENDS))
+    rewards = rng.normal(0.0, 1.0, shape)
+    values = rng.normal(1.0, 1.0, shape)
+    next_values = np.vstack([values[1:], rng.normal(1.0, 1.0, (1, shape[1]))])
+    terminated, truncated = np.zeros(shape, bool), np.zeros(shape, bool)
+    for column, ends in enumerate(ENDS):
+        for step, kind in ends.items():
+            (terminated if kind == "terminated" else truncated)[step, column] = True
+            next_values[step, column] = rng.normal(2.0, 1.0)
+    return {"rewards": rewards, "values": values, "next_values": next_values,
+            "terminated": terminated, "truncated": truncated, "gamma": gamma, "lam": lam}
+
+
+def _gae(student, params: dict) -> dict:
+    buffer = figure_buffer(float(params.get("gamma", DEFAULT_GAMMA)), float(params.get("lam", DEFAULT_LAM)))
+    arrays = [buffer[key] for key in ("rewards", "values", "next_values", "terminated", "truncated")]
+    actual = _finite_array(student.call("compute_gae", *arrays, gamma=buffer["gamma"], lam=buffer["lam"]))
+    if actual is None or actual.shape != buffer["rewards"].shape:
+        return {}
+    return {key: _plain(value) for key, value in buffer.items()} | {"student": _plain(actual)}
+
+
+def _surrogate(student, params: dict) -> dict:
+    """The student's clipped_surrogate at each ratio, for A = +1 and -1, at the student's eps: one
+    call per sign (the function is elementwise)."""
+    eps = float(params.get("eps", params.get("clip", DEFAULT_EPS)))
+    curves = {}
+    for advantage in ADVANTAGES:
+        try:
+            values = _finite_array(student.call("clipped_surrogate", RATIOS.copy(),
+                                                np.full(RATIOS.shape, advantage), eps=eps))
+        except Exception as error:  # noqa: BLE001 - one sign may fail alone
+            _unless_the_worker_is_lost(error)
+            continue
+        if values is not None and values.shape == RATIOS.shape:
+            curves[_sign_key(advantage)] = _plain(values)
+    return {"eps": eps, "ratios": _plain(RATIOS), "student": curves} if curves else {}
+
+
+def _unless_the_worker_is_lost(error: Exception) -> None:
+    """Re-raise a hang or a crash: asking the next call would wait out another limit or start a
+    fresh worker (the cells again) for a figure; any other failure leaves only this panel out."""
+    from rlcourse.worker.errors import WorkerError
+
+    if isinstance(error, WorkerError) and error.kind in ("timeout", "worker_crashed"):
+        raise error
+
+
+def _finite_array(value) -> np.ndarray | None:
+    """The student's output as float64, NaN where it is not finite; None if it is not numbers."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return np.where(np.isfinite(array), array, np.nan)
+
+
+def _plain(value):
+    """JSON data: nested lists of floats or bools, None for NaN (the ledger is JSON)."""
+    array = np.asarray(value)
+    if array.dtype == bool:
+        return array.tolist()
+    if array.ndim == 0:
+        return float(array)
+    return [_plain(row) for row in array] if array.ndim > 1 else [
+        None if not math.isfinite(v) else float(v) for v in array.astype(np.float64)]
+
+
+def _sign_key(advantage: float) -> str:
+    return "positive" if advantage > 0 else "negative"
+
+
+# --- figures (any process, from stored artifacts) -----------------------------------------------
+def figures(artifacts: dict, *, sealed=frozenset()) -> list:
+    """[(title, matplotlib Figure)] for the parts present and well-formed in `artifacts`; `sealed`
+    is the ids of the items whose outcome the page holds back (rlcourse.grading.grade.student_view)."""
+    out = []
+    for key, draw in (("gae", _draw_gae), ("surrogate", _draw_surrogate)):
+        data = artifacts.get(key) if isinstance(artifacts, dict) else None
+        if not data or not isinstance(data, dict):
+            continue
+        try:
+            out.append(draw(data, sealed=frozenset(sealed)))
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+            continue  # artifacts from an older or damaged ledger: leave this figure out
+    return out
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _series(values) -> np.ndarray:
+    return np.array([[np.nan if v is None else float(v) for v in row] if isinstance(row, list)
+                     else (np.nan if row is None else float(row)) for row in values], dtype=np.float64)
+
+
+def _oracle():
+    from rlcourse.course.solutions import load_solution
+
+    return load_solution(Path(__file__).resolve().parents[2], "ps2", "exact")
+
+
+def _draw_gae(data: dict, *, sealed=frozenset()):
+    from matplotlib.ticker import MaxNLocator
+
+    rewards, values, next_values = (_series(data[key]) for key in ("rewards", "values", "next_values"))
+    terminated, truncated = (np.array(data[key], dtype=bool) for key in ("terminated", "truncated"))
+    student = _series(data["student"])
+    gamma, lam = float(data["gamma"]), float(data["lam"])
+    if not (rewards.shape == values.shape == next_values.shape == terminated.shape
+            == truncated.shape == student.shape) or rewards.ndim != 2:
+        raise ValueError("the buffer's arrays differ in shape")
+    exact = _oracle().gae_by_definition(rewards, values, next_values, terminated, truncated,
+                                        gamma=gamma, lam=lam)
+    steps, envs = rewards.shape
+    figure = _figure(10, 2.6 * envs + 0.8)
+    axes = np.atleast_1d(figure.subplots(envs, 1, sharex=True, squeeze=False)[:, 0])
+    time = np.arange(steps)
+    for column, ax in enumerate(axes):
+        ended = terminated[:, column] | truncated[:, column]
+        start = 0
+        for stop in [*np.flatnonzero(ended) + 1, steps]:  # one line per episode: no trace across an end
+            if stop > start:
+                ax.plot(time[start:stop], exact[start:stop, column], color="#2b6cb0", linewidth=3,
+                        alpha=0.6, label="exact GAE" if start == 0 else None)
+            start = stop
+        ax.plot(time, student[:, column], "o--", color="#dd6b20", markersize=4, linewidth=1.1,
+                label="your compute_gae")
+        for step in np.flatnonzero(terminated[:, column]):
+            ax.axvline(step + 0.5, color="#9b2c2c", linewidth=1.6, label="terminated after this step")
+        for step in np.flatnonzero(truncated[:, column]):
+            ax.axvline(step + 0.5, color="#6b46c1", linewidth=1.6, linestyle="--",
+                       label="truncated after this step")
+        ax.set_ylabel(f"environment {column}\nadvantage")
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel(f"step t of the buffer (gamma {gamma:g}, lambda {lam:g})")
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    handles = {}
+    for ax in axes:  # each label once, in the order first drawn
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    figure.legend(list(handles.values()), list(handles), loc="outside lower center",
+                  ncols=len(handles), fontsize=9, frameon=False)
+    return "Your GAE along a rollout buffer against the exact advantages", figure
+
+
+def _draw_surrogate(data: dict, *, sealed=frozenset()):
+    eps = float(data["eps"])
+    if not 0.0 < eps < 1.0:
+        raise ValueError("eps out of range")
+    ratios = np.asarray(data["ratios"], dtype=np.float64)
+    show_right = not (sealed & SURROGATE_ANSWERS)
+    fine = np.linspace(ratios.min(), ratios.max(), 400)
+    figure = _figure(10, 4.4)
+    axes = figure.subplots(1, 2, sharey=True)
+    for ax, advantage in zip(axes, ADVANTAGES):
+        ax.axvspan(1 - eps, 1 + eps, color="#dbe9f6", label=f"clipping band 1 ± {eps:g}")
+        if show_right:
+            ax.plot(fine, np.minimum(fine * advantage, np.clip(fine, 1 - eps, 1 + eps) * advantage),
+                    color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
+        student = data["student"].get(_sign_key(advantage))
+        if student is not None:
+            values = _series(student)
+            if values.shape != ratios.shape:
+                raise ValueError("ratios and values differ in length")
+            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2,
+                    label="your clipped_surrogate")
+        else:
+            ax.text(0.5, 0.5, "your clipped_surrogate gave no value here", transform=ax.transAxes,
+                    ha="center", color="#9b2c2c")
+        ax.set_title(f"advantage A = {advantage:+g}")
+        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("per-sample objective")
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
+                  frameon=False)
+    title = "Your clipped surrogate" + (" against the correct one" if show_right else
+                                        " (the correct curve is shown after the due date)")
+    return title, figure
