@@ -9,7 +9,12 @@ An entry has the bank's format (rlcourse.course.bank: CELLS / EDITS / LOSES) plu
   docs/threat-model.md states what such an attack achieves there;
 * `LISTENER_PORT`: a TCP port on 127.0.0.1 the test listens on while grading (connections seen
   are recorded, and must be none);
-* `LEFTOVER_MARKER`: an argument of processes the entry starts, none of which may outlive the run.
+* `LEFTOVER_MARKER`: an argument of processes the entry starts, none of which may outlive the run;
+* `FORBIDDEN_IN_REPORT`: strings (names from the instructor's code) that must not appear in the
+  entry's own report or feedback page;
+* `WITH_GRADING_SERVICE`: a warm grading service (`rlcourse serve`) runs on the course while the
+  batch is graded, and the entry's cells are `cells(sockets=[its socket], victims=[the honest
+  student's notebook])`: the attacker is told where to knock.
 
 For each isolation level the test checks: the grader exits 0 and grades every submission; each
 entry loses exactly its items with their tags; the honest students get 42/42 in `nbgrader
@@ -25,7 +30,9 @@ attacks started is left running.
 So that both batches stay within a few minutes, the course copy lowers three of ps1's limits (see
 `TEST_LIMITS`): the endless loops cost seconds, not minutes, and the memory bomb fills 2.5 GB, not 6.
 """
+import contextlib
 import csv
+import dataclasses
 import hashlib
 import json
 import os
@@ -206,6 +213,54 @@ class Listener:
         self._server.close()
 
 
+def service_socket(course: Path) -> Path:
+    """Where `rlcourse serve` listens for a course by default (rlcourse.batch.service)."""
+    return course / ".rlcourse-cache" / "service" / "grade.sock"
+
+
+def told_where(entry, course: Path, class_dir: Path):
+    """The entry as graded: one that attacks the grading service is told its socket and the
+    honest student's notebook (the strongest attacker's case)."""
+    extras = EXTRAS[entry.name]
+    if not getattr(extras, "WITH_GRADING_SERVICE", False):
+        return entry
+    victim = class_dir / "submitted" / "ada" / "ps1" / "ps1.ipynb"
+    return dataclasses.replace(entry, cells=extras.cells(sockets=[str(service_socket(course))],
+                                                         victims=[str(victim)]))
+
+
+class GradingService:
+    """`rlcourse serve ps1` on the course while the batch is graded (WITH_GRADING_SERVICE)."""
+
+    def __init__(self, course: Path):
+        self.course = course
+
+    def __enter__(self):
+        socket_path = service_socket(self.course)
+        self.process = subprocess.Popen([str(BIN / "rlcourse"), "serve", "ps1"], cwd=self.course,
+                                        env=dict(env(self.course), RLCOURSE_SERVICE=str(socket_path)),
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while not socket_path.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the grading service did not start: {self.stop()}")
+            time.sleep(0.2)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.stderr.read()[-2000:]
+
+
 def marked_by_an_attack(folder: Path) -> list[str]:
     """Files under `folder` that an entry planted or appended to (see ATTACK_TEXT)."""
     found = []
@@ -292,7 +347,8 @@ def graded(request, tmp_path_factory, shared_course):
     class_dir = tmp_path_factory.mktemp(f"class-{mode}")
     base = reference_student(ROOT / "source" / "ps1" / "ps1.ipynb", ROOT / "release" / "ps1" / "ps1.ipynb")
     notebooks = {"ada": HONEST.read_bytes(), "zoe": HONEST.read_bytes()}
-    notebooks.update({entry.name: build_submission(entry, base) for entry in entries})
+    notebooks.update({entry.name: build_submission(told_where(entry, course, class_dir), base)
+                      for entry in entries})
     for student, content in notebooks.items():
         folder = class_dir / "submitted" / student / "ps1"
         folder.mkdir(parents=True)
@@ -310,9 +366,12 @@ def graded(request, tmp_path_factory, shared_course):
     class_files["gradebook.db"] = gradebook_metadata(class_dir)
     listeners = {entry.name: Listener(EXTRAS[entry.name].LISTENER_PORT)
                  for entry in entries if hasattr(EXTRAS[entry.name], "LISTENER_PORT")}
+    service = (GradingService(course) if any(getattr(EXTRAS[entry.name], "WITH_GRADING_SERVICE", False)
+                                            for entry in entries) else contextlib.nullcontext())
     started = time.monotonic()
     try:
-        run = autograde()
+        with service:
+            run = autograde()
     finally:
         for listener in listeners.values():
             listener.close()
@@ -421,6 +480,21 @@ def test_no_tcp_connection_leaves_a_worker(graded):
     if not graded["listeners"]:
         pytest.skip("no entry that opens sockets was graded here")
     assert all(count == 0 for count in graded["listeners"].values()), graded["listeners"]
+
+
+@pytest.mark.parametrize("entry", [entry for entry in ENTRIES
+                                   if getattr(EXTRAS[entry.name], "FORBIDDEN_IN_REPORT", ())],
+                         ids=lambda entry: entry.name)
+def test_entry_reports_nothing_of_the_instructor_s_code(graded, entry):
+    if entry not in graded["entries"]:
+        pytest.skip(f"not graded under {graded['mode']}")
+    class_dir = graded["class_dir"]
+    texts = [readable_text(path) for path in [*class_dir.glob(f"autograded/{entry.name}/ps1/*"),
+                                              *class_dir.glob(f"feedback/{entry.name}/ps1/*.html")]
+             if path.is_file()]
+    assert texts, "the entry's report is missing"
+    found = [word for word in EXTRAS[entry.name].FORBIDDEN_IN_REPORT if any(word in text for text in texts)]
+    assert not found, (found, ledger(graded, entry.name)["errors"][:3])
 
 
 def test_no_secret_from_outside_the_sandbox_reaches_any_output(graded):

@@ -12,11 +12,19 @@ when the service cannot finish (it stopped, or its graders are out of date). Eit
 command prints the same report.
 
 The socket is `<course>/.rlcourse-cache/service/grade.sock` (or `$RLCOURSE_SERVICE`), in a
-directory only its owner may enter. The service answers only processes of its own user (or
-root) and never a grading worker (a process in an `rlcourse-worker-*` cgroup): under bubblewrap
-the socket is not even visible to student code, and under the rlimits fallback that check keeps
-a submission from asking for grades. It reads the notebooks whose paths it is sent, with its
-own permissions, which are the caller's.
+directory only its owner may enter. No grading worker may ask it for anything (a worker that
+could would grade any notebook the service can read and see its report: issue 29), and none
+can reach it: under bubblewrap the course is not in the sandbox; under the rlimits fallback a
+root grader's workers see the course's `.rlcourse-cache` covered by an empty folder (their
+private mounts, rlcourse.worker.confine), and a worker that is `nobody` cannot enter the
+service's folder. Where a worker could still connect (Landlock does not govern `connect()` to
+a socket that has a path), what it cannot do is prove itself: every request must carry the
+service's key, 32 random bytes written beside the socket (`grade.sock.key`, mode 0600) each time
+the service starts, which only the staff's own commands can read (Landlock denies it to every
+worker, and the socket may not lie where workers can read: `refuse_visible_socket`). The
+service also answers only processes of its own user (or root), checked with SO_PEERCRED, and
+never a process in a grading worker's cgroup (`rlcourse-worker-*`). It reads the notebooks whose
+paths it is sent, with its own permissions, which are the caller's.
 
 Graders that change while it runs: pytest keeps imported grader modules for the life of a
 process, so a service cannot pick up edited graders in place. Before each notebook it compares
@@ -25,7 +33,7 @@ one it started with; when they differ it answers `stale`, the caller grades the 
 itself, and the service restarts (re-executes itself) to load the new graders.
 
 Protocol, one request per connection, JSON lines:
-    request   {"assignment": "ps1", "paths": ["/abs/ps1.ipynb", ...],
+    request   {"key": "<the service's key>", "assignment": "ps1", "paths": ["/abs/ps1.ipynb", ...],
                "students": ["ada", null, ...], "strategy": "fork", "isolation": null}
               (`students`, one per path: whose parameters each is graded with; null or
               absent: the defaults)
@@ -33,13 +41,16 @@ Protocol, one request per connection, JSON lines:
               or {"stale": reason} / {"error": reason}, after which the caller grades the
               remaining notebooks itself.
 
-Just over 300 lines: the client and the server of one small protocol, read together.
+Nearly 400 lines: the client and the server of one small protocol, and who may use it, read
+together.
 """
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
+import secrets
 import socket
 import socketserver
 import stat
@@ -54,11 +65,25 @@ from rlcourse.batch.faults import crash_point
 SOCKET_VARIABLE = "RLCOURSE_SERVICE"
 MAX_REQUEST_BYTES = 1 << 20
 WORKER_CGROUP = "rlcourse-worker-"
+NO_KEY = "the request does not carry the service's key, which only its own user's commands can read"
 
 
 def socket_path(course: Course) -> Path:
     override = os.environ.get(SOCKET_VARIABLE)
     return Path(override) if override else course.cache_dir / "service" / "grade.sock"
+
+
+def key_path(socket: Path) -> Path:
+    """The service's key, beside its socket: what a caller proves it is not a worker with."""
+    return socket.with_name(socket.name + ".key")
+
+
+def read_key(socket: Path) -> str | None:
+    """The running service's key, or None where this process cannot read it."""
+    try:
+        return key_path(socket).read_text().strip() or None
+    except OSError:
+        return None
 
 
 # --- the client side (rlcourse grade) ------------------------------------------------------------
@@ -71,11 +96,15 @@ def ask_service(course: Course, assignment: str, paths: list[Path], *, strategy:
     where = socket_path(course)
     if not where.exists():
         return []
+    key = read_key(where)
+    if key is None:
+        log(f"cannot read the grading service's key ({key_path(where)}); grading here instead")
+        return []
     reports: list[dict] = []
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.connect(str(where))
-            request = dict(assignment=assignment, paths=[str(Path(p).resolve()) for p in paths],
+            request = dict(key=key, assignment=assignment, paths=[str(Path(p).resolve()) for p in paths],
                            students=list(students or [None] * len(paths)),
                            strategy=strategy, isolation=isolation)
             connection.sendall(json.dumps(request).encode() + b"\n")
@@ -174,6 +203,7 @@ class GradingService:
         # that arrive meanwhile wait their turn on their own connections.
         self._grading = threading.Lock()
         self._server = None
+        self._key = secrets.token_hex(32)
         self._prepare_socket_path()  # before the graders start: a bad path fails at once
         for name in assignments if assignments is not None else course.assignment_names():
             with self._grading:
@@ -183,10 +213,21 @@ class GradingService:
     def _prepare_socket_path(self) -> None:
         if len(str(self.path).encode()) >= 108:
             raise OSError(f"socket path too long for AF_UNIX: {self.path} (set ${SOCKET_VARIABLE})")
+        refuse_visible_socket(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.path == self.course.cache_dir / "service" / "grade.sock":
             os.chmod(self.path.parent, 0o700)  # ours; a folder named in $RLCOURSE_SERVICE is left as it is
         _remove_stale_socket(self.path)
+
+    def _write_key(self) -> None:
+        """A new key for this run of the service, readable by its own user only (a key left by
+        a service that died is replaced: the socket beside it was dead too)."""
+        path = key_path(self.path)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(self._key + "\n")
 
     def serve(self) -> str | None:
         """Serve until interrupted or until the graders change; returns why it stopped early
@@ -199,6 +240,7 @@ class GradingService:
 
         previous = os.umask(0o177)
         try:
+            self._write_key()
             self._server = socketserver.ThreadingUnixStreamServer(str(self.path), Handler)
         finally:
             os.umask(previous)
@@ -209,8 +251,9 @@ class GradingService:
             self._server.serve_forever(poll_interval=0.5)
         finally:
             self._server.server_close()
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
+            for path in (self.path, key_path(self.path)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
             self.close()
         return self.restart_reason
 
@@ -237,6 +280,9 @@ class GradingService:
             return send({"error": refusal})
         try:
             request = json.loads(rfile.readline(MAX_REQUEST_BYTES))
+            if not hmac.compare_digest(str(request.get("key", "")).encode(), self._key.encode()):
+                self.log("refused a connection: the request did not carry the service's key")
+                return send({"error": NO_KEY})
             name, paths = str(request["assignment"]), [Path(p) for p in request["paths"]]
             strategy, isolation = str(request.get("strategy", "fork")), request.get("isolation")
             students = [str(s) if s else None for s in request.get("students") or [None] * len(paths)]
@@ -294,6 +340,17 @@ def _refuse_peer(connection) -> str | None:
     if WORKER_CGROUP in cgroups:
         return "a grading worker may not ask for grades"
     return None
+
+
+def refuse_visible_socket(path: Path) -> None:
+    """Refuse a socket (and so its key) where grading workers may read: inside the folders the
+    sandbox binds and Landlock lets them read (the Python installation, the environment, the
+    engine, /usr...)."""
+    from rlcourse.worker.sandbox import readable_by_workers
+
+    if readable_by_workers(path):
+        raise OSError(f"{path} lies where grading workers can read (the installation, the "
+                      f"environment or the engine); choose another path for ${SOCKET_VARIABLE}")
 
 
 def _remove_stale_socket(path: Path) -> None:

@@ -13,7 +13,9 @@ The stages, in order, for each submission:
 Before the first submission, the instructor's own source notebook is graded once (the
 reference run): its slowest cell, slowest call and whole run are measured, and the time limits
 `assignment.toml` leaves out are set from them (`budget`); for JAX assignments the same run
-warms the compilation cache, in a worker allowed to write it (student workers only read it).
+warms the compilation cache, in a worker allowed to write it, with the programs of the given
+code only (`given_lines`): student workers never see the cache, and get its entries from the
+grader by key (rlcourse.worker.compile_cache).
 That run is also a self-check: the source notebook must get full marks. Its results are kept in
 a `warmed-<fingerprint>` file, whose fingerprint covers what the run depends on, the course's
 location included, so a changed or moved course is measured again (a moved course finds its
@@ -31,6 +33,7 @@ from importlib import metadata
 import hashlib
 import io
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -167,10 +170,12 @@ class Grader:
         self.known_tags = set(load_diagnoses(assignment.grader_dir))
         self._catalogue = None
         release = Release.read_or_empty(assignment.release_notebook)
+        self._release_lines = frozenset(release.lines)
         self._cell_order, self._expected_ids = release.order, release.expected_ids
         self._skip = self._skippable_cells(release)
         self._given = release.given
         self._redact = Redactor.for_assignment(assignment, release)
+        assignment.course.cache_dir.mkdir(parents=True, exist_ok=True)  # a worker's mounts hide it
         self._cache_dir = self._compile_cache_dir() if assignment.framework == "jax" else None
         self._isolation_request = isolation
         level, why = choose_isolation(isolation)
@@ -187,7 +192,7 @@ class Grader:
         self.call_limits = call_limits(self.limits, self.reference, assignment.fixed_limits)
         self._launcher = make_launcher(
             WorkerOptions(assignment.framework, self.limits, compile_cache=self._cache_dir,
-                          isolation=level),
+                          hidden=(str(assignment.course.cache_dir),), isolation=level),
             strategy=strategy) if workers else None
 
     @property
@@ -378,8 +383,12 @@ class Grader:
 
     # --- compilation cache ----------------------------------------------------------------------
     def _compile_cache_dir(self) -> str:
+        """`jax-<version>/<assignment>/given-code`: a folder of its own for the cache of given
+        code only (a course graded before issue 29 kept the reference's programs one level up,
+        where no worker is shown them either)."""
         # The version from the package metadata: importing JAX here would cost a second or more.
-        folder = self.assignment.course.cache_dir / f"jax-{metadata.version('jax')}" / self.assignment.name
+        folder = (self.assignment.course.cache_dir / f"jax-{metadata.version('jax')}" / self.assignment.name
+                  / "given-code")
         folder.mkdir(parents=True, exist_ok=True)
         return str(folder)
 
@@ -428,13 +437,14 @@ class Grader:
             return None
         marker = self._reference_marker()
         started = time.perf_counter()
+        submission = self._as_graded(load_submission(source))
         writer = make_launcher(WorkerOptions(self.assignment.framework, self.assignment.limits,
                                              compile_cache=self._cache_dir,
                                              cache_writable=self._cache_dir is not None,
+                                             given_lines=given_lines(submission, self._release_lines),
                                              isolation=isolation),
                                strategy=self.strategy)
         try:
-            submission = self._as_graded(load_submission(source))
             student = StudentCode(submission, writer)
             try:
                 items, internal = self._run_graders(student, self.assignment.parameters(None),
@@ -459,6 +469,32 @@ class Grader:
         self.log(f"{what} the reference in {total:.1f} s (slowest cell {measured['cell']:.1f} s, "
                  f"slowest call {measured['call']:.1f} s)")
         return measured
+
+
+REGION_MARKER = re.compile(r"[ \t]*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)[ \t]*")
+"""nbgrader's delimiters of what the release leaves out of a cell (whole lines)."""
+
+
+def given_lines(submission, released_lines) -> dict[int, list[int]]:
+    """Per cell of `submission` (the source notebook, as the reference run runs it), the numbers
+    of the lines every student is given: outside every solution and hidden-tests region, and
+    word for word a line of the release (`released_lines`). Counted in the cell as the worker
+    compiles it (IPython's transformation, which drops leading blank lines, applied). The
+    reference run stores a compiled program only if it comes from these lines alone
+    (rlcourse.worker.compile_cache.GivenCodeOnly)."""
+    from rlcourse.worker.server import _transform_cell
+
+    found = {}
+    for cell in submission.cells:
+        lines, inside = [], False
+        for number, text in enumerate(_transform_cell(cell.source).splitlines(), start=1):
+            marker = REGION_MARKER.fullmatch(text)
+            if marker:
+                inside = marker.group(1) == "BEGIN"
+            elif not inside and text in released_lines:
+                lines.append(number)
+        found[cell.index] = lines
+    return found
 
 
 def item_catalogue(assignment: Assignment, *, known_tags=(), cell_order=None) -> list[ItemResult]:

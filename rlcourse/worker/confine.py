@@ -78,7 +78,7 @@ def confine(spec: dict) -> None:
     * `capabilities`: "drop" to give up every capability, or None (bwrap itself needs them);
     * `unprivileged`: become nobody (only where the interpreter can start as nobody);
     * `private_mounts`: None, or the arguments of `private_mounts` (`scratch`, `scratch_bytes`,
-      `scratch_files`, `writable`): then they must be put in place, or this raises."""
+      `scratch_files`, `writable`, `hidden`): then they must be put in place, or this raises."""
     if spec.get("cgroup_fd") is not None:
         join_cgroup(spec["cgroup_fd"])
     set_limits(spec["limits"], unprivileged=spec.get("unprivileged", False))
@@ -134,7 +134,7 @@ def set_limits(limits: dict, *, unprivileged: bool = False) -> None:
 
 
 _CLONE_NEWNS = 0x00020000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 4096
 _MS_REC, _MS_PRIVATE = 1 << 14, 1 << 18
 _SYS_MOUNT_SETATTR = 442
 _AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
@@ -142,13 +142,15 @@ _MOUNT_ATTR_RDONLY = 0x1
 
 
 def private_mounts(*, scratch: str, scratch_bytes: int, scratch_files: int, writable=(),
-                   owner: int = 0) -> None:
+                   hidden=(), owner: int = 0) -> None:
     """Enter a mount namespace of this worker's own, make every mount in it read-only, and mount
     a tmpfs of `scratch_bytes` and `scratch_files` inodes on `scratch` (mode 0700, owned by
-    `owner`); `writable` paths (the compilation cache of a trusted warm-up run) stay writable.
-    Needs CAP_SYS_ADMIN (in the worker's user namespace); raises ConfinementError otherwise.
-    Read-only is applied with mount_setattr(AT_RECURSIVE) (Linux 5.12), so no mount below /
-    is missed."""
+    `owner`); `writable` paths (the compilation cache of a trusted warm-up run) stay writable;
+    each existing folder of `hidden` (the course's `.rlcourse-cache`, with the grading service's
+    socket and key) is covered by an empty, read-only tmpfs, so that nothing in it can be found,
+    read or connected to. Needs CAP_SYS_ADMIN (in the worker's user namespace); raises
+    ConfinementError otherwise. Read-only is applied with mount_setattr(AT_RECURSIVE) (Linux
+    5.12), so no mount below / is missed."""
     libc = _libc()
     if libc.unshare(_CLONE_NEWNS) != 0:
         raise _fail("entering a private mount namespace")
@@ -168,6 +170,12 @@ def private_mounts(*, scratch: str, scratch_bytes: int, scratch_files: int, writ
         if (libc.mount(target, target, None, ctypes.c_ulong(_MS_BIND | _MS_REC), None) != 0
                 or libc.mount(None, target, None, ctypes.c_ulong(_MS_BIND | _MS_REMOUNT), None) != 0):
             raise _fail(f"keeping {path} writable")
+    for path in hidden:
+        if os.path.isdir(path) and libc.mount(
+                b"rlcourse-hidden", os.fsencode(path), b"tmpfs",
+                ctypes.c_ulong(_MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC),
+                b"size=4k,nr_inodes=1,mode=0555") != 0:
+            raise _fail(f"hiding {path}")
 
 
 def can_mount() -> bool:

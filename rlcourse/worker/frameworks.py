@@ -26,8 +26,11 @@ class NumpyFramework:
         except ImportError:
             pass  # the worker then strips magics itself (rlcourse.worker.server._transform_cell)
 
-    def configure(self, *, compile_cache=None, cache_writable=False):
-        """Set process-wide options once the worker has started."""
+    def configure(self, *, compile_cache: dict | None = None):
+        """Set process-wide options once the worker has started: `compile_cache` says how this
+        worker uses a compilation cache (rlcourse.worker.compile_cache), if its framework has
+        one: {"served": fd} (a student's: by key, from the grader), {"folder": path,
+        "given_lines": {cell: [line, ...]}} (the trusted warm-up's, which writes it), or None."""
 
     def to_native(self, value):
         """Wire data (numpy arrays inside dicts and lists) as the framework's own arrays."""
@@ -82,21 +85,13 @@ class JaxFramework(NumpyFramework):
         # The MLIR dialect the first jit lowers to, else imported in every submission (0.01 s).
         importlib.import_module("jaxlib.mlir.dialects.mhlo")
 
-    def configure(self, *, compile_cache=None, cache_writable=False):
-        import jax
+    def configure(self, *, compile_cache: dict | None = None):
+        from rlcourse.worker import compile_cache as cache
 
-        if compile_cache:
-            jax.config.update("jax_compilation_cache_dir", str(compile_cache))
-            jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-            # By default JAX also points XLA's GPU autotuning cache into this folder, and that
-            # path is part of every entry's key: a course copied or moved (cp -r takes its
-            # .rlcourse-cache along) then missed every entry and compiled all again. On the
-            # CPU those caches hold nothing, so the keys no longer depend on where we are.
-            jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
-            # A student process only reads the cache: entries would have to take longer than this
-            # to compile before JAX writes them, which no graded function does.
-            jax.config.update("jax_persistent_cache_min_compile_time_secs",
-                              0.0 if cache_writable else 1e9)
+        if compile_cache and "served" in compile_cache:
+            cache.configure_served(int(compile_cache["served"]))
+        elif compile_cache and "folder" in compile_cache:
+            cache.configure_writer(str(compile_cache["folder"]), compile_cache.get("given_lines") or {})
 
     def array_to_native(self, array):
         import jax.numpy as jnp

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rlcourse.worker import protocol
 from rlcourse.worker.cgroup import PidsCgroup
+from rlcourse.worker.compile_cache import CacheServer
 from rlcourse.worker.errors import WorkerError
 from rlcourse.worker.limits import Limits
 from rlcourse.worker.processes import kill_process_group
@@ -31,8 +32,11 @@ class Worker:
     """One live worker process. Every failure surfaces as a WorkerError, never a hang or a crash."""
 
     def __init__(self, sock: socket.socket, pid: int, scratch: Path, limits: Limits, reap=None,
-                 killer=None, cgroup: PidsCgroup | None = None, output: dict[str, int] | None = None):
+                 killer=None, cgroup: PidsCgroup | None = None, output: dict[str, int] | None = None,
+                 cache_server: CacheServer | None = None):
         self._sock = sock
+        self.cache_server = cache_server
+        """The grader's end of the worker's compilation cache (None without one)."""
         self.pid = pid
         self.scratch = scratch
         self.limits = limits
@@ -144,6 +148,8 @@ class Worker:
             self._output.drain()
             self._output.close()
             remove_scratch(self.scratch)
+            if self.cache_server:
+                self.cache_server.close()
         self._sock.close()
 
     close = kill

@@ -8,7 +8,8 @@ Two ways to start a worker share one `Worker` handle (rlcourse.worker.handle):
   libraries once, and forks a fresh child for each submission before any student code runs. No
   state passes from one student to the next: every child starts from the same clean template.
 
-Either way the worker talks over a private socket (never its stdout), confines itself before
+Either way the worker talks over a private socket (never its stdout), asks the grader for the
+compilation cache's entries over another (rlcourse.worker.compile_cache), confines itself before
 student code runs (rlcourse.worker.confine: resource limits, a pids cgroup, a private read-only
 view of the mounts with a size-capped tmpfs as its scratch directory, Landlock, no
 capabilities), is killed outright when it overstays a call, and is stopped when its files take
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import socket
 import stat
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from rlcourse.worker import confine, landlock, protocol
 from rlcourse.worker.cgroup import PidsCgroup
+from rlcourse.worker.compile_cache import CacheServer
 from rlcourse.worker.handle import Worker
 from rlcourse.worker.limits import Limits
 from rlcourse.worker.privileges import (UNPRIVILEGED, check_floor, drops_privileges, hand_over,
@@ -47,7 +50,16 @@ class WorkerOptions:
     framework: str
     limits: Limits = dataclasses.field(default_factory=Limits)
     compile_cache: str | None = None
+    """The compilation cache's folder (JAX): a student's worker asks the grader for its entries
+    by key and never sees the folder; with `cache_writable`, the trusted warm-up writes it
+    (rlcourse.worker.compile_cache)."""
     cache_writable: bool = False
+    given_lines: dict[int, list[int]] | None = None
+    """For the warm-up that writes the cache: per cell index, the lines every student is given;
+    a program from any other line of a cell is not stored (compile_cache.GivenCodeOnly)."""
+    hidden: tuple[str, ...] = ()
+    """Folders a worker's private mounts cover with an empty, read-only one (the course's
+    `.rlcourse-cache`, which holds the grading service's socket and key)."""
     isolation: str | None = None
     """"bwrap", "rlimits", or None for the best available (see rlcourse.worker.sandbox)."""
     landlock: bool = True
@@ -59,16 +71,38 @@ class WorkerOptions:
 def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path, private_home: bool = False,
                capabilities=()) -> list[str]:
     """`command` inside bubblewrap, seeing `home` (writable: bound from the host, or with
-    `private_home` a tmpfs of `scratch_bytes` of its own) and the compilation cache."""
-    cache = [options.compile_cache] if options.compile_cache else []
+    `private_home` a tmpfs of `scratch_bytes` of its own) and, for the warm-up that writes it
+    only, the compilation cache."""
     environment = dict(worker_environment(), HOME=str(home), MPLCONFIGDIR="/tmp", TMPDIR="/tmp",
                        XDG_CACHE_HOME="/tmp")
     return bwrap_command(command, environment=environment,
-                         writable=[*([] if private_home else [home]),
-                                   *(cache if options.cache_writable else [])],
-                         private=[home] if private_home else [],
-                         readable=[] if options.cache_writable else cache, chdir=str(home),
+                         writable=[*([] if private_home else [home]), *_writable_cache(options)],
+                         private=[home] if private_home else [], chdir=str(home),
                          tmp_bytes=options.limits.scratch_bytes, capabilities=capabilities)
+
+
+def _writable_cache(options: WorkerOptions) -> list[str]:
+    """The cache's folder, for the one run that may write it; nothing for a student's worker."""
+    return [options.compile_cache] if options.compile_cache and options.cache_writable else []
+
+
+def _served_cache(options: WorkerOptions) -> tuple[CacheServer | None, socket.socket | None]:
+    """For a student's worker with a compilation cache: the grader's server of its entries and
+    the worker's end of their conversation (rlcourse.worker.compile_cache)."""
+    if not options.compile_cache or options.cache_writable:
+        return None, None
+    ours, theirs = socket.socketpair()
+    return CacheServer(options.compile_cache, ours), theirs
+
+
+def _cache_description(options: WorkerOptions, served_fd: int | None) -> dict | None:
+    """How the worker uses the cache (rlcourse.worker.frameworks.configure)."""
+    if not options.compile_cache:
+        return None
+    if options.cache_writable:
+        return {"folder": options.compile_cache,
+                "given_lines": {str(cell): sorted(lines) for cell, lines in (options.given_lines or {}).items()}}
+    return {"served": served_fd}
 
 
 class _Launcher:
@@ -116,12 +150,11 @@ class _Launcher:
     def _spec(self, scratch: Path, *, in_sandbox: bool) -> dict:
         """The worker's confinement as plain data (`rlcourse.worker.confine.confine`)."""
         options = self.options
-        cache = [options.compile_cache] if options.compile_cache else []
-        rules = {"scratch": str(scratch), "readable": [] if options.cache_writable else cache,
-                 "writable": cache if options.cache_writable else []}
+        cache = _writable_cache(options)
+        rules = {"scratch": str(scratch), "readable": [], "writable": cache}
         mounts = {"scratch": str(scratch), "scratch_bytes": options.limits.scratch_bytes,
-                  "scratch_files": options.limits.scratch_files,
-                  "writable": cache if options.cache_writable else []}
+                  "scratch_files": options.limits.scratch_files, "writable": cache,
+                  "hidden": [str(path) for path in options.hidden]}
         return {"limits": dataclasses.asdict(options.limits),
                 "unprivileged": drops_privileges(self.isolation),
                 "cgroup_fd": None,
@@ -158,29 +191,38 @@ class SpawnLauncher(_Launcher):
         scratch = hand_over(scratch_dir(), self.isolation)
         ours, theirs = socket.socketpair()
         limits = self.options.limits
+        cache_server, cache_end = _served_cache(self.options)
         # -I: the worker's sys.path holds the environment only, never the course directory.
         command = [sys.executable, "-I", "-m", "rlcourse.worker.server", "--fd", str(theirs.fileno()),
                    "--scratch", str(scratch), "--framework", self.options.framework]
-        if self.options.compile_cache:
-            command += ["--compile-cache", self.options.compile_cache]
-        if self.options.cache_writable:
-            command.append("--cache-writable")
+        cache = _cache_description(self.options, cache_end.fileno() if cache_end else None)
+        if cache:
+            command += ["--compile-cache", json.dumps(cache)]
         spec = self._spec(scratch, in_sandbox=False)
         if self.isolation == "bwrap":
             command = _sandboxed(command, self.options, home=scratch, private_home=True)
             spec.update(network=None, landlock=None, capabilities=None, private_mounts=None)
         output, ends = _pipes()
-        with self._cgroup_for_launch(theirs) as (group, procs):
-            spec["cgroup_fd"] = procs
-            try:
-                process = popen_from_lasting_thread(
-                    command, pass_fds=[theirs.fileno(), *([procs] if group else [])],
-                    stdin=subprocess.DEVNULL, stdout=ends[0], stderr=ends[1],
-                    env=worker_environment(), start_new_session=True,
-                    cwd=scratch, preexec_fn=lambda: confine.confine(spec))
-            finally:
-                for fd in ends:
-                    os.close(fd)
+        try:
+            with self._cgroup_for_launch(theirs) as (group, procs):
+                spec["cgroup_fd"] = procs
+                try:
+                    process = popen_from_lasting_thread(
+                        command, pass_fds=[theirs.fileno(), *([procs] if group else []),
+                                           *([cache_end.fileno()] if cache_end else [])],
+                        stdin=subprocess.DEVNULL, stdout=ends[0], stderr=ends[1],
+                        env=worker_environment(), start_new_session=True,
+                        cwd=scratch, preexec_fn=lambda: confine.confine(spec))
+                finally:
+                    for fd in ends:
+                        os.close(fd)
+        except BaseException:
+            if cache_server:
+                cache_server.close()
+            raise
+        finally:
+            if cache_end:
+                cache_end.close()
 
         def reap():
             try:
@@ -188,7 +230,8 @@ class SpawnLauncher(_Launcher):
             except subprocess.TimeoutExpired:
                 return None
 
-        return Worker(ours, process.pid, scratch, limits, reap, cgroup=group, output=output)
+        return Worker(ours, process.pid, scratch, limits, reap, cgroup=group, output=output,
+                      cache_server=cache_server)
 
     def close(self) -> None:
         pass
@@ -267,32 +310,42 @@ class ForkLauncher(_Launcher):
             remove_run_folder(old)
         scratch = hand_over(scratch_dir(self._run_root), self.isolation)
         ours, theirs = socket.socketpair()
+        cache_server, cache_end = _served_cache(self.options)
         request = {"op": "fork", "scratch": str(scratch),
                    "confinement": self._spec(scratch, in_sandbox=self.isolation == "bwrap"),
-                   "compile_cache": self.options.compile_cache,
-                   "cache_writable": self.options.cache_writable}
+                   "compile_cache": _cache_description(self.options, None)}
         output, ends = _pipes()
-        try:
-            with self._cgroup_for_launch(theirs) as (group, procs):
-                reply = self._ask(request, [theirs.fileno(), *ends, *([procs] if group else [])])
-        except BaseException:
+
+        def abandon():
+            if cache_server:
+                cache_server.close()
             for fd in output.values():
                 os.close(fd)
             remove_scratch(scratch)
+
+        try:
+            with self._cgroup_for_launch(theirs) as (group, procs):
+                names = ["worker", "stdout", "stderr", *(["compile_cache"] if cache_end else []),
+                         *(["cgroup"] if group else [])]
+                fds = [theirs.fileno(), *ends, *([cache_end.fileno()] if cache_end else []),
+                       *([procs] if group else [])]
+                reply = self._ask(dict(request, descriptors=names), fds)
+        except BaseException:
+            abandon()
             raise
         finally:
             for fd in ends:
                 os.close(fd)
+            if cache_end:
+                cache_end.close()
         pid = reply.get("pid")
         if not isinstance(pid, int) or pid <= 0:
             if group:
                 group.remove()
-            for fd in output.values():
-                os.close(fd)
-            remove_scratch(scratch)
+            abandon()
             raise RuntimeError(f"the worker template could not fork: {reply}")
         return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill,
-                      cgroup=group, output=output)
+                      cgroup=group, output=output, cache_server=cache_server)
 
     def _kill(self, pid: int) -> None:
         try:

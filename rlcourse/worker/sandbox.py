@@ -6,8 +6,10 @@ namespaces and sees only:
 * the system's `/usr` (and the `/lib`, `/bin` links into it) and the dynamic linker's cache;
 * the Python installation, the environment (`sys.prefix`) and the worker's own code, read-only;
 * its scratch directory, writable, which holds nothing but its own output files;
-* JAX's compilation cache, read-only (writable only for the trusted run that warms it);
 * an empty `/tmp`, `/proc` of its own PID namespace, a minimal `/dev`.
+
+Not JAX's compilation cache either: a student's worker gets its entries from the grader by key
+(rlcourse.worker.compile_cache); only the trusted run that warms it has the folder, writable.
 
 Not the course: `graders/`, `solutions/`, `source/`, the gradebook, other students' folders,
 the home directory and the network are simply not there. The environment is cleared except
@@ -54,11 +56,22 @@ def readable_paths() -> list[str]:
     return sorted(path for path in paths if os.path.exists(path))
 
 
+def readable_by_workers(path) -> bool:
+    """Whether a worker may read `path` at every level (what bubblewrap binds and Landlock lets
+    it read, without its own compilation cache or scratch): a place for nothing of the staff's,
+    such as the grading service's socket and key."""
+    target = os.path.realpath(path)
+    shared = [*SYSTEM_READABLE, "/etc/fonts", *readable_paths()]
+    return any(target == place or target.startswith(place.rstrip("/") + "/")
+               for place in (os.path.realpath(entry) for entry in shared))
+
+
 def landlock_rules(scratch: str, *, readable=(), writable=()) -> list[tuple[str, int]]:
     """The paths a worker may use under Landlock, with their rights: read and execute the system,
-    the Python installation, the environment, the engine and `readable` (the compilation cache);
-    read and write only its scratch directory and `writable`; a few devices. `/proc/self` is
-    resolved when the rules are made, so it must be called in the worker itself."""
+    the Python installation, the environment, the engine and `readable`; read and write only its
+    scratch directory and `writable` (the compilation cache, for the trusted run that warms it);
+    a few devices. `/proc/self` is resolved when the rules are made, so it must be called in the
+    worker itself."""
     rules = [(path, landlock.READ) for path in (*SYSTEM_READABLE, *readable_paths(), *readable)]
     rules += [(path, landlock.DEVICE) for path in DEVICES]
     rules += [(str(path), landlock.WRITE) for path in (scratch, *writable)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import signal
 import socket
@@ -404,13 +405,13 @@ def forget_the_engine() -> None:
         del sys.modules[name]
 
 
-def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: str | None,
-               cache_writable: bool, confinement: dict | None = None,
-               output: tuple[int, int] | None = None) -> None:
+def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: dict | None,
+               confinement: dict | None = None, output: tuple[int, int] | None = None) -> None:
     """Serve the grader on `fd`, printing to the grader's pipes (`output`: stdout and stderr
     descriptors; by default 1 and 2 already are). With `confinement` (the fork template's
     children), apply it first: a worker that cannot be confined as the grader asked exits
-    before any student code, saying why on its stderr (which the grader quotes)."""
+    before any student code, saying why on its stderr (which the grader quotes).
+    `compile_cache`: how it uses the compilation cache (rlcourse.worker.frameworks.configure)."""
     sock = socket.socket(fileno=fd)
     redirect_output(*(output or (None, None)))
     if confinement is not None:
@@ -423,7 +424,7 @@ def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: str
     private_home(scratch)
     framework = framework_named(framework_name)
     framework.preload()
-    framework.configure(compile_cache=compile_cache, cache_writable=cache_writable)
+    framework.configure(compile_cache=compile_cache)
     session = Session(framework)
     forget_the_engine()
     try:
@@ -439,11 +440,10 @@ def main(argv=None):
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--framework", required=True)
-    parser.add_argument("--compile-cache")
-    parser.add_argument("--cache-writable", action="store_true")
+    parser.add_argument("--compile-cache", type=json.loads, help="its description, as JSON")
     options = parser.parse_args(argv)
     run_worker(options.fd, scratch=options.scratch, framework_name=options.framework,
-               compile_cache=options.compile_cache, cache_writable=options.cache_writable)
+               compile_cache=options.compile_cache)
 
 
 if __name__ == "__main__":

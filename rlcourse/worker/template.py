@@ -1,8 +1,10 @@
 """The trusted template a `ForkLauncher` forks workers from.
 
 It imports numpy, the assignment's framework and the worker code once, then waits. For each
-submission the grader sends it one end of a fresh socket (and a descriptor on the worker's
-cgroup.procs, when there is a cgroup) and the write ends of its stdout and stderr pipes; the template forks, and the child drops every link to the
+submission the grader sends it one end of a fresh socket, the write ends of its stdout and
+stderr pipes, and where there are any one end of its compilation cache's socket
+(rlcourse.worker.compile_cache) and a descriptor on the worker's cgroup.procs; the template
+forks, and the child drops every link to the
 template, confines itself (rlcourse.worker.confine: cgroup, limits, Landlock, no capabilities)
 while it is still a single thread, and becomes an ordinary worker. The grader
 also asks the template to kill a child (inside a sandbox, only the template knows its PID). The template
@@ -24,12 +26,16 @@ def _become_worker(fds: list[int], control: socket.socket, request: dict, framew
     control.close()
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    # fds: the worker's socket, its stdout and stderr pipes, and its cgroup.procs if any.
-    confinement = dict(request["confinement"], cgroup_fd=fds[3] if len(fds) > 3 else None)
-    server.run_worker(fds[0], scratch=request["scratch"], framework_name=framework.name,
-                      compile_cache=request["compile_cache"],
-                      cache_writable=request["cache_writable"], confinement=confinement,
-                      output=(fds[1], fds[2]))
+    # fds, as `request["descriptors"]` names them: the worker's socket, its stdout and stderr
+    # pipes, and if it has them its compilation cache's socket and its cgroup.procs.
+    named = dict(zip(request["descriptors"], fds))
+    confinement = dict(request["confinement"], cgroup_fd=named.get("cgroup"))
+    compile_cache = request["compile_cache"]
+    if compile_cache and "served" in compile_cache:
+        compile_cache = dict(compile_cache, served=named["compile_cache"])
+    server.run_worker(named["worker"], scratch=request["scratch"], framework_name=framework.name,
+                      compile_cache=compile_cache, confinement=confinement,
+                      output=(named["stdout"], named["stderr"]))
 
 
 def serve_forks(control: socket.socket, framework_name: str) -> None:
@@ -39,7 +45,7 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 4)
+            data, fds, _, _ = socket.recv_fds(control, protocol.HEADER.size, 5)
         except OSError:
             return
         if not data:

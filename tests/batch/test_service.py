@@ -1,6 +1,7 @@
 """`rlcourse serve`: a warm service that `rlcourse grade` asks first. It must give exactly the
 report grading in the command's own process gives, never grade with graders older than the
 files on disk, answer only its own user, and cost nothing when it dies mid-request."""
+import dataclasses
 import json
 import os
 import shutil
@@ -8,6 +9,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from rlcourse.course.directory import Course
+from rlcourse.worker.sandbox import bwrap_status
 from course_copy import copy_course
 from test_autograde import BIN, DEMO, ROOT, env
 
@@ -188,6 +191,37 @@ def test_a_grading_worker_is_refused(socket_path):
         group.remove()
 
 
+def test_a_request_without_the_service_s_key_is_refused(socket_path):
+    """A process the service cannot tell from a worker by its user or cgroup (a worker of the
+    grader's own uid, without private mounts, where there is no pids cgroup) may still connect:
+    without the key beside the socket, which only the staff's own commands read, it gets
+    nothing but a refusal."""
+    from rlcourse.batch.service import NO_KEY, key_path
+
+    service = start_service(socket_path)
+    try:
+        key = key_path(socket_path)
+        assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_text().strip()) == 64
+        for extra in ({}, {"key": "0" * 64}, {"key": None}):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+                connection.connect(str(socket_path))
+                request = dict(extra, assignment="ps1", paths=[str(ADA)], students=["ada"])
+                connection.sendall(json.dumps(request).encode() + b"\n")
+                assert [json.loads(line) for line in connection.makefile("rb")] == [{"error": NO_KEY}]
+    finally:
+        stop(service)
+    assert not key_path(socket_path).exists(), "a stopped service leaves no key behind"
+
+
+def test_a_socket_where_workers_read_is_refused(tmp_path):
+    """The socket and its key may not lie where every worker may read (the environment here)."""
+    inside = Path(sys.prefix) / "rlcourse-test.sock"
+    run = subprocess.run([str(BIN / "rlcourse"), "serve", "ps1"], cwd=ROOT,
+                         env=env(RLCOURSE_SERVICE=str(inside)), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "where grading workers can read" in run.stderr, run.stderr
+    assert not inside.exists() and not Path(str(inside) + ".key").exists()
+
+
 def test_a_path_that_is_not_a_socket_is_never_replaced(tmp_path):
     precious = tmp_path / "notes.txt"
     precious.write_text("not a socket")
@@ -196,3 +230,52 @@ def test_a_path_that_is_not_a_socket_is_never_replaced(tmp_path):
                          timeout=300)
     assert run.returncode == 2 and "is not a socket" in run.stderr and "Traceback" not in run.stderr
     assert precious.read_text() == "not a socket"
+
+
+HOSTILE_ENTRY = ROOT / "tests" / "hostile" / "ps1" / "asks_the_grading_service_for_reports.py"
+ISOLATIONS = [pytest.param("bwrap", marks=pytest.mark.skipif(
+    not bwrap_status()[0], reason="bubblewrap cannot start here")), "rlimits"]
+
+
+def without_cgroups(command: list[str]) -> list[str]:
+    """`command` in a mount namespace of its own whose /sys/fs/cgroup is an empty tmpfs: its
+    workers get no pids cgroup, so the service cannot tell them by theirs (the red team's
+    machine, issue 29 finding 2)."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount -t tmpfs rlcourse-no-cgroups /sys/fs/cgroup && exec "$@"', "sh", *command]
+
+
+@pytest.mark.hostile("worker-asks-the-grading-service")
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="hiding the cgroup file system needs root and unshare")
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_worker_told_the_socket_cannot_reach_the_service(socket_path, tmp_path, isolation):
+    """A worker graded where the grader has no pids cgroup, told the service's socket and
+    another student's notebook, asks the service for that student's report: it must not reach
+    the service (under bwrap the socket is not in the sandbox; under rlimits the worker's
+    private mounts hide the course's cache folder and a request without the service's key is
+    refused). Before issue 29 the rlimits worker got ada's report."""
+    from rlcourse.course.bank import build_submission, load_entry, reference_student
+    from rlcourse.course.solutions import load_course_module
+
+    attack = load_course_module(HOSTILE_ENTRY, "rlcourse_hostile.ps1.service_test")
+    entry = dataclasses.replace(load_entry(HOSTILE_ENTRY),
+                                cells=attack.cells(sockets=[str(socket_path)], victims=[str(ADA)]))
+    notebook = tmp_path / "attacker" / "ps1.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_bytes(build_submission(entry, reference_student(
+        ROOT / "source" / "ps1" / "ps1.ipynb", ROOT / "release" / "ps1" / "ps1.ipynb")))
+    service = start_service(socket_path)
+    try:
+        run = subprocess.run(without_cgroups([str(BIN / "rlcourse"), "grade", "ps1", str(notebook),
+                                              "--json", "--no-service", "--isolation", isolation]),
+                             cwd=ROOT, env=env(RLCOURSE_SERVICE=str(socket_path)), capture_output=True,
+                             text=True, timeout=900)
+    finally:
+        stop(service)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    assert report["confinement"]["pids_cgroup"] is False, report["confinement"]
+    assert not [text for text in report["errors"] if "another student's report" in text], report["errors"]
+    lost = {item["id"]: item["diagnosis"] for item in report["items"] if item["passed"] is False}
+    assert lost == {}, (lost, report["errors"])

@@ -403,3 +403,32 @@ def test_the_fallback_without_its_floor_refuses_unless_the_instructor_allows_it(
     launcher = make_launcher(WorkerOptions("numpy", LIMITS, isolation="rlimits"), strategy="spawn")
     assert launcher.confinement["private_mounts"] is False
     launcher.close()
+
+
+@pytest.mark.parametrize("strategy", ["fork", "spawn"])
+def test_private_mounts_cover_a_hidden_folder_with_an_empty_one(strategy, tmp_path):
+    """The course's `.rlcourse-cache` (WorkerOptions.hidden) holds the grading service's socket
+    and key: in a worker with private mounts it is an empty, read-only folder, so there is
+    nothing to list, read or connect to, whatever Landlock governs (issue 29)."""
+    if not _has_private_mounts("rlimits"):
+        pytest.skip("workers have no private mounts here")
+    hidden = tmp_path / ".rlcourse-cache"
+    (hidden / "service").mkdir(parents=True)
+    (hidden / "service" / "grade.sock.key").write_text("the service's key")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(hidden / "service" / "grade.sock"))
+    listener.listen()
+    try:
+        with worker_for(strategy, "rlimits", hidden=(str(hidden),)) as worker:
+            run(worker, ATTEMPT + "\nATTEMPTS['list'] = lambda path: os.listdir(path)\n"
+                "ATTEMPTS['knock'] = lambda path: socket.socket(socket.AF_UNIX).connect(path)\n")
+            # empty, or not even listable (Landlock); either way the socket and key are gone:
+            assert call(worker, "attempt", "list", str(hidden)) in ("allowed: []", "denied: PermissionError")
+            assert call(worker, "attempt", "read", str(hidden / "service" / "grade.sock.key")) \
+                == "denied: FileNotFoundError"
+            assert call(worker, "attempt", "knock", str(hidden / "service" / "grade.sock")) \
+                == "denied: FileNotFoundError"
+            assert call(worker, "attempt", "write", str(hidden / "planted.txt")).startswith("denied")
+    finally:
+        listener.close()
+    assert sorted(path.name for path in hidden.rglob("*")) == ["grade.sock", "grade.sock.key", "service"]
