@@ -184,6 +184,30 @@ def _extension(options) -> int:
     return 0
 
 
+def _audit(options) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rlcourse.batch.audit import audit_trail
+    from rlcourse.explain.terminal import safe
+
+    entries = audit_trail(Course.find().assignment(options.assignment), class_dir=_class_dir(options),
+                          student=options.student,
+                          log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
+    if options.json:
+        print(json.dumps([entry.to_json() for entry in entries], indent=1))
+        return 0
+    table = Table(title=f"{options.assignment}: every change to a grade ({len(entries)})")
+    for column in ("at (UTC)", "student", "item", "old", "new", "cause", "by"):
+        table.add_column(column)
+    for entry in entries:
+        table.add_row(*(safe(str(value)) for value in (
+            entry.at, entry.student, entry.item, "" if entry.old is None else f"{entry.old:g}",
+            "" if entry.new is None else f"{entry.new:g}", entry.cause.describe(), entry.by)))
+    Console().print(table)
+    return 0
+
+
 def _rubric_import(options) -> int:
     from rlcourse.batch.rubric_import import import_marks
 
@@ -480,7 +504,15 @@ def build_parser() -> argparse.ArgumentParser:
     extension.add_argument("--remove", action="store_true", help="take the student's extension away")
     extension.set_defaults(run=_extension)
 
-    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension):
+    audit = commands.add_parser(
+        "audit", help="every change to an assignment's grades: who, when, why, and the value before")
+    audit.add_argument("assignment", help="assignment name, e.g. ps1")
+    audit.add_argument("--student", metavar="ID", help="only this student's changes")
+    audit.add_argument("--json", action="store_true",
+                       help="print a JSON list of entries (student, assignment, item, old, new, cause, by, at)")
+    audit.set_defaults(run=_audit)
+
+    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension, audit):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

@@ -42,6 +42,7 @@ from rlcourse.course.lateness import EXCHANGE_FILES, LatePolicy, Timing, read_ti
 from rlcourse.explain.terminal import plain, safe
 from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import Report
+from rlcourse.record.audit import AuditLog, Cause, account, account_unexplained
 from rlcourse.record.gradebook import (ensure_assignment_in_gradebook, gradebook_students, open_gradebook,
                                        record_in_gradebook)
 from rlcourse.record.ledger import (WRITTEN_ANSWERS, ledger_path, mark_binding, read_ledger, submission_key,
@@ -105,14 +106,17 @@ def class_lock(class_dir: ClassDirectory, log):
 def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: list[str] | None = None,
               force: bool = False, strategy: str = "fork", isolation: str | None = None,
               workers: int | None = 1, backend: str = "local", scheduler: str | None = None,
-              progress: bool = True, log=None, grading=None) -> list[Outcome]:
+              progress: bool = True, log=None, grading=None, audited_by: str | None = None,
+              audit_detail: dict | None = None) -> list[Outcome]:
     """Grade every submission of `assignment` in `class_dir` into its gradebook.
 
     `workers`, `backend` and `scheduler` choose where the grading runs (rlcourse.batch.backends:
     1 = this process; N = N local processes; None = every core); the ledger, the gradebook
     and the outputs are always written here, by this process alone, as each report arrives.
     `grading`: a backend the caller keeps warm across runs (rlcourse.web.job grades one web
-    submission per run); it is used as given and left open."""
+    submission per run); it is used as given and left open. Every score the run changes goes
+    in the class's audit log (rlcourse.record.audit) as `audited_by` (default: the OS user), its
+    cause carrying `audit_detail` besides its own (the service: the submission's id)."""
     from rlcourse.batch.check import preflight
 
     preflight(assignment)  # an author's mistake stops the run here, before anything is written
@@ -129,8 +133,10 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
         # One gradebook session for the run (opening one costs a quarter of a second); each
         # student's grades are still their own commit.
         gradebook = stack.enter_context(open_gradebook(class_dir.db_url))
+        audit = Audit(stack.enter_context(AuditLog(class_dir.root)), by=audited_by,
+                      detail=audit_detail or {}, say=log)
         keep = functools.partial(_keep, class_dir, assignment, policy=policy, stamps=stamps,
-                                 gradebook=gradebook)
+                                 gradebook=gradebook, audit=audit)
         with _progress(len(found), enabled=progress) as advance:
             to_grade = _keep_unchanged(class_dir, assignment, found, force=force, keep=keep,
                                        outcomes=outcomes, advance=advance, log=log)
@@ -218,19 +224,62 @@ def _grade_changed(class_dir: ClassDirectory, assignment: Assignment, to_grade: 
             grading.close()
 
 
+@dataclasses.dataclass
+class Audit:
+    """The audit log as a run writes it: who the run is, and what it adds to every cause."""
+
+    log: AuditLog
+    by: str | None = None
+    detail: dict = dataclasses.field(default_factory=dict)
+    say: object = None
+    """Where a value the log cannot explain is reported (the run's log)."""
+
+    def before(self, gradebook, assignment: Assignment, student: str) -> None:
+        account_unexplained(self.log, gradebook, assignment, student, report=self.say)
+
+    def after(self, gradebook, assignment: Assignment, student: str, cause: Cause) -> None:
+        account(self.log, gradebook, assignment, student,
+                Cause(cause.kind, {**cause.detail, **self.detail}), by=self.by)
+
+
+def recording_cause(audit: Audit, assignment: Assignment, student: str, key: str, status: str,
+                    timing: Timing) -> Cause:
+    """Why recording this submission may change its scores: a new grading (`autograde`, or
+    `regrade` when the same submission was recorded before under other graders or engine, or
+    again with --force), or, for a submission kept as it was graded, the late policy (a due
+    date, an extension or the policy changed)."""
+    from rlcourse import engine_version
+    from rlcourse.course.lateness import iso
+
+    submission, _, graders = key.partition(" ")
+    if status in ("unchanged", "late policy updated"):
+        return Cause("late_policy", {"due": iso(timing.duedate), "extension_seconds":
+                                     timing.extension.total_seconds() if timing.extension else 0,
+                                     "submitted": iso(timing.timestamp), "penalty": timing.penalty})
+    before = [entry.cause.detail.get("submission") for entry in audit.log.entries(assignment.name, student=student)
+              if entry.cause.kind in ("autograde", "regrade")]
+    kind = "regrade" if before and before[-1] == submission else "autograde"
+    return Cause(kind, {"engine": engine_version(), "graders": graders, "submission": submission})
+
+
 def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,
           status: str, *, policy: LatePolicy, stamps: dict, saved: dict | None = None,
-          gradebook=None) -> Outcome:
+          gradebook=None, audit: Audit, cause: Cause | None = None) -> Outcome:
     """Record a report in the gradebook (an unchanged one too: its scores, timestamp and late
     penalty are brought up to date: an extension granted since, a changed policy, a gradebook
-    made again), then make sure the autograded notebook and the feedback page reflect it."""
+    made again), then make sure the autograded notebook and the feedback page reflect it. What
+    changed goes in the audit log under `cause`, else the recording's own (`recording_cause`);
+    a value changed outside rlcourse since is logged as unexplained first."""
     timestamp, warning = stamps.get(entry.student, (None, None))
     # A TA's mark of a written answer this submission changes is flagged in the same commit.
     written = mark_binding(class_dir, assignment, entry, key)
+    audit.before(gradebook, assignment, entry.student)
     # An unchanged report's scores are written again too (the same values, in the same commit):
     # a gradebook made again, or restored from an older copy, gets them back from the ledger.
     timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
                                  timestamp=timestamp, policy=policy, gradebook=gradebook, written=written)
+    audit.after(gradebook, assignment, entry.student,
+                cause or recording_cause(audit, assignment, entry.student, key, status, timing))
     if status != "unchanged":
         crash_point("recorded", entry.student)
     timing = dataclasses.replace(timing, warning=warning)
@@ -247,10 +296,11 @@ def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: 
 
 
 def refresh_student(class_dir: ClassDirectory, assignment: Assignment, student: str, *, gradebook,
-                    log) -> Path | None:
+                    log, audit: AuditLog, cause: Cause) -> Path | None:
     """After a TA's marks (rlcourse.batch.rubric_import): what a run does for an unchanged
-    submission, now: the late penalty recomputed on the new score, the ledger's timing, and the
-    feedback page drawn with the marks. Returns the page, or None for a student never graded."""
+    submission, now: the late penalty recomputed on the new score (in the audit log under the
+    marks' `cause`), the ledger's timing, and the feedback page drawn with the marks. Returns the
+    page, or None for a student never graded."""
     saved = read_ledger(class_dir, assignment, student)
     found = find_submissions(class_dir, assignment, [student])
     if saved is None or not found or student_id_problem(student):
@@ -258,7 +308,8 @@ def refresh_student(class_dir: ClassDirectory, assignment: Assignment, student: 
         return None
     stamps = {student: read_timestamp(class_dir.submitted / student / assignment.name)}
     _keep(class_dir, assignment, found[0], saved["key"], Report.from_json(saved["report"]), "unchanged",
-          policy=LatePolicy(class_dir.root), stamps=stamps, saved=saved, gradebook=gradebook)
+          policy=LatePolicy(class_dir.root), stamps=stamps, saved=saved, gradebook=gradebook,
+          audit=Audit(audit, say=log), cause=cause)
     return class_dir.feedback / student / assignment.name / (Path(assignment.notebook).stem + ".html")
 
 
