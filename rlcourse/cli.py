@@ -146,6 +146,8 @@ def _autograde(options) -> int:
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
     scheduler = _scheduler(options)
+    if options.dry_run:
+        return _autograde_preview(options, assignment, class_dir, scheduler)
     try:
         outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
                              force=options.force, strategy=options.strategy,
@@ -171,6 +173,41 @@ def _autograde(options) -> int:
             print(f"rlcourse: the similarity report failed ({error!r}); the grades are recorded. "
                   f"Run `rlcourse similarity {assignment.name}` to retry.", file=sys.stderr)
     return 1 if counts.get("not graded") else 0
+
+
+def _autograde_preview(options, assignment, class_dir, scheduler) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rlcourse.batch.preview import preview_autograde
+    from rlcourse.course.lateness import LatePolicyError
+    from rlcourse.explain.terminal import safe
+
+    try:
+        preview = preview_autograde(assignment, class_dir=class_dir, students=options.student or None,
+                                    force=options.force, strategy=options.strategy,
+                                    isolation=options.isolation, workers=options.workers,
+                                    backend=options.backend, scheduler=scheduler)
+    except LatePolicyError as error:
+        print(f"rlcourse: stopped: {error}", file=sys.stderr)
+        return 2
+
+    def shown(value):
+        return "-" if value is None else f"{value:g}"
+
+    table = Table(title=f"{assignment.name}: what `rlcourse autograde` would change (dry run: nothing written)")
+    for column in ("student", "item", "now", "would be"):
+        table.add_column(column)
+    for difference in preview.differences:
+        table.add_row(safe(difference.student), safe(difference.item), shown(difference.now), shown(difference.then))
+    for student, (now, then) in sorted(preview.totals.items()):
+        if preview.direction(student) != "unchanged":
+            table.add_row(safe(student), "[bold]total[/bold]", shown(now), shown(then))
+    Console().print(table)
+    summary = preview.summary()
+    print(", ".join(f"{count} {direction}" for direction, count in summary.items())
+          + " (each student's total after any late penalty)")
+    return 1 if "not graded" in preview.statuses.values() else 0
 
 
 def _extension(options) -> int:
@@ -391,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="a Dask scheduler to send submissions to, e.g. tls://HOST:8786 with "
                                 "--dask-certs (implies --backend dask; without it, dask starts a "
                                 "LocalCluster)")
+    autograde.add_argument("--dry-run", action="store_true",
+                           help="grade into a scratch copy and print whose grades would change, item "
+                                "by item, with how many go up, down or stay; nothing is written")
     autograde.add_argument("--no-similarity", action="store_true",
                            help="skip the similarity report (default: written at the end; it "
                                 "costs seconds where grading the class costs minutes)")

@@ -10,27 +10,11 @@ import json
 import sqlite3
 
 import pytest
-from marking import QUESTION, copy_class, formgrader_mark, make_course, mark_by_hand, new_class
+from marking import QUESTION, ScoredReports, copy_class, formgrader_mark, make_course, mark_by_hand, new_class
 
-from rlcourse.grading.report import ItemResult, Report
 from rlcourse.record.audit import AuditLog, audit_path, os_user
 
-CELL = "test_returns_to_go"
-
-
-class ScoredReports:
-    """autograde's backend: each student's report scores `CELL` as `scores` says (out of 4)."""
-
-    def __init__(self, scores: dict[str, float]):
-        self.scores = scores
-
-    def grade(self, jobs):
-        for job in jobs:
-            score = self.scores[job.student]
-            yield job, Report("ps1", "ps1.ipynb", [ItemResult("returns", 4.0, score, score == 4.0, cell=CELL)])
-
-    def close(self):
-        pass
+CELL = ScoredReports.CELL
 
 
 def autograde_with(assignment, class_dir, scores, **options):
