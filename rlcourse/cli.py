@@ -245,6 +245,22 @@ def _audit(options) -> int:
     return 0
 
 
+def _override(options) -> int:
+    from rlcourse.batch.overrides import override_score
+
+    if (options.score is None) == (not options.remove):
+        print("rlcourse: give the new SCORE, or --remove to give the cell back its automatic score",
+              file=sys.stderr)
+        return 2
+    page = override_score(Course.find().assignment(options.assignment), options.student, options.cell,
+                          options.score, class_dir=_class_dir(options), comment=options.comment,
+                          log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
+    print(f"{options.student} {options.cell}: "
+          + ("automatic score restored" if options.remove else f"{options.score:g} (set by staff)")
+          + (f"; feedback page: {page}" if page is not None else ""))
+    return 0
+
+
 def _rubric_import(options) -> int:
     from rlcourse.batch.rubric_import import import_marks
 
@@ -552,7 +568,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print a JSON list of entries (student, assignment, item, old, new, cause, by, at)")
     audit.set_defaults(run=_audit)
 
-    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension, audit):
+    override = commands.add_parser(
+        "override", help="set a TA's score for an autograded cell (the automatic one is kept beside "
+                         "it), with the reason in the audit log and on the student's page")
+    override.add_argument("assignment", help="assignment name, e.g. ps1")
+    override.add_argument("student", help="the student's id in the gradebook")
+    override.add_argument("cell", help="the autograded cell's grade_id, e.g. test_policy_loss")
+    override.add_argument("score", type=float, nargs="?", help="the cell's new score (omit with --remove)")
+    override.add_argument("--comment", default="",
+                          help="why, in words the student reads on the feedback page")
+    override.add_argument("--remove", action="store_true",
+                          help="take the override away: the cell counts its automatic score again")
+    override.set_defaults(run=_override)
+
+    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension, audit,
+                override):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

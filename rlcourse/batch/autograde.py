@@ -382,7 +382,8 @@ def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Foun
     deadline = grade.timing.deadline if grade.timing is not None else None
     level, early = feedback_level(assignment.feedback, deadline=deadline, now=now), before_due(deadline, now)
     if (force_page or not page.exists() or page.stat().st_mtime < stamp
-            or not _drawn_as(page, marks_digest(grade.written), view_key(level, early))):
+            or not _drawn_as(page, marks_digest(grade.written, grade.overrides),
+                                      view_key(level, early))):
         write_feedback_page(page, student=entry.student, assignment=assignment, grade=grade,
                             submitted=entry.path, level=level, due_passed=not early)
     return grade

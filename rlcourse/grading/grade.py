@@ -84,13 +84,18 @@ class Written:
 
 @dataclasses.dataclass(frozen=True)
 class Override:
-    """An autograded cell whose gradebook score a TA set by hand (formgrader)."""
+    """An autograded cell whose gradebook score a TA set by hand (`rlcourse override`, or
+    formgrader): the original, automatic score is kept beside it."""
 
     cell: str
     graded: float
-    """What the hidden items behind the cell add up to."""
+    """What the hidden items behind the cell add up to: the original score."""
     recorded: float
     """What the gradebook holds: the TA's score."""
+    comment: str = ""
+    """Why, in the staff's words (`rlcourse override --comment`; formgrader keeps none)."""
+    by: str = ""
+    """Who, as the audit log has it (empty when the log does not know)."""
 
 
 @dataclasses.dataclass
@@ -210,6 +215,9 @@ class StudentView:
     """The student's own parameter values (variants): theirs at every level, never a grade."""
     rlcourse_version: str = "unknown"
     """The engine that graded it (the report's): shown at every level, never a grade."""
+    overrides: list[Override] = dataclasses.field(default_factory=list)
+    """The cells whose score the staff changed, with their comment (from `items`; none of a
+    sealed cell before the due date). Who changed it is the staff's, not shown."""
 
     def failed(self) -> list[ShownItem]:
         return [item for item in self.items if item.passed is False]
@@ -273,7 +281,9 @@ def student_view(grade: Grade, *, policy: FeedbackPolicy | None = None,
         items=items, written=[_written(answer, level) for answer in grade.written] if shows(level, "items") else [],
         errors=list(report.errors) if full else [], sha256=report.sha256,
         artifacts=dict(report.artifacts) if full else {}, timing=grade.timing,
-        parameters=dict(report.parameters), rlcourse_version=report.rlcourse_version)
+        parameters=dict(report.parameters), rlcourse_version=report.rlcourse_version,
+        overrides=[dataclasses.replace(override, by="") for override in grade.overrides
+                   if override.cell not in sealed_cells] if shows(level, "items") else [])
 
 
 def _shown(item: ItemResult, *, sealed: bool, full: bool, early: bool) -> ShownItem:

@@ -29,6 +29,8 @@ from pathlib import Path
 AUDIT_NAME = "audit.db"
 LATE_PENALTY = "late_penalty"
 UNEXPLAINED = "unexplained"
+OVERRIDE = "override"
+"""The cause of a TA's score set on an autograded cell through `rlcourse override`."""
 """The cause of a gradebook value the log cannot explain (changed outside rlcourse)."""
 
 _SCHEMA = """
@@ -135,6 +137,24 @@ class AuditLog:
             "SELECT item, new FROM entries WHERE assignment = ? AND student = ? ORDER BY seq",
             (assignment, student))
         return {item: new for item, new in rows}
+
+
+def override_notes(class_root: Path, assignment: str, student: str) -> dict[str, tuple[str, str]]:
+    """cell -> (comment, by) of the latest change the log holds for each of `student`'s items,
+    when that change was an override (`rlcourse override`); a cell changed last in formgrader
+    has ("", "unknown (outside rlcourse)"). Read only: a class without a log has none."""
+    path = audit_path(class_root)
+    if not path.is_file():
+        return {}
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=60)
+    try:
+        rows = connection.execute("SELECT item, cause, detail, by FROM entries WHERE assignment = ? AND "
+                                  "student = ? ORDER BY seq", (assignment, student)).fetchall()
+    finally:
+        connection.close()
+    latest = {item: (cause, detail, by) for item, cause, detail, by in rows}
+    return {item: (json.loads(detail).get("comment", ""), by) for item, (cause, detail, by) in latest.items()
+            if cause in (OVERRIDE, UNEXPLAINED)}
 
 
 def held_scores(gradebook, assignment, student: str) -> dict[str, float | None]:
