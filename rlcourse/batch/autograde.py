@@ -139,7 +139,7 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
                                  gradebook=gradebook, audit=audit)
         with _progress(len(found), enabled=progress) as advance:
             to_grade = _keep_unchanged(class_dir, assignment, found, force=force, keep=keep,
-                                       outcomes=outcomes, advance=advance, log=log)
+                                       outcomes=outcomes, advance=advance, log=log, audit=audit)
             if to_grade:
                 _grade_changed(class_dir, assignment, to_grade, keep=keep, outcomes=outcomes,
                                advance=advance, log=log, strategy=strategy, isolation=isolation,
@@ -165,7 +165,7 @@ def _timestamps(class_dir: ClassDirectory, assignment: Assignment, found: list[F
 
 
 def _keep_unchanged(class_dir: ClassDirectory, assignment: Assignment, found: list[Found], *, force: bool,
-                    keep, outcomes: dict, advance, log) -> list[tuple[Found, str]]:
+                    keep, outcomes: dict, advance, log, audit: Audit) -> list[tuple[Found, str]]:
     """Refuse unsafe ids; keep (record, if a crash left that undone) every submission whose ledger
     key says it was graded as it is; return the rest, with their keys, to be graded."""
     to_grade: list[tuple[Found, str]] = []
@@ -185,6 +185,8 @@ def _keep_unchanged(class_dir: ClassDirectory, assignment: Assignment, found: li
                                            status, saved=saved)
             advance(entry.student, outcomes[entry.student].status)
         else:
+            if saved and saved.get("recorded"):  # what the gradebook holds: a regrade if graded again
+                audit.recorded_submissions[entry.student] = saved["key"].partition(" ")[0]
             to_grade.append((entry, key))
     return to_grade
 
@@ -233,6 +235,9 @@ class Audit:
     detail: dict = dataclasses.field(default_factory=dict)
     say: object = None
     """Where a value the log cannot explain is reported (the run's log)."""
+    recorded_submissions: dict = dataclasses.field(default_factory=dict)
+    """student -> the content key of the submission the gradebook held before this run graded
+    it again (from its ledger, read before the new report replaces it)."""
 
     def before(self, gradebook, assignment: Assignment, student: str) -> None:
         account_unexplained(self.log, gradebook, assignment, student, report=self.say)
@@ -256,9 +261,8 @@ def recording_cause(audit: Audit, assignment: Assignment, student: str, key: str
         return Cause("late_policy", {"due": iso(timing.duedate), "extension_seconds":
                                      timing.extension.total_seconds() if timing.extension else 0,
                                      "submitted": iso(timing.timestamp), "penalty": timing.penalty})
-    before = [entry.cause.detail.get("submission") for entry in audit.log.entries(assignment.name, student=student)
-              if entry.cause.kind in ("autograde", "regrade")]
-    kind = "regrade" if before and before[-1] == submission else "autograde"
+    before = audit.recorded_submissions.get(student)
+    kind = "regrade" if before == submission else "autograde"
     return Cause(kind, {"engine": engine_version(), "graders": graders, "submission": submission})
 
 

@@ -29,9 +29,11 @@ from pathlib import Path
 AUDIT_NAME = "audit.db"
 LATE_PENALTY = "late_penalty"
 UNEXPLAINED = "unexplained"
+"""The cause of a gradebook value the log cannot explain (changed outside rlcourse)."""
 OVERRIDE = "override"
 """The cause of a TA's score set on an autograded cell through `rlcourse override`."""
-"""The cause of a gradebook value the log cannot explain (changed outside rlcourse)."""
+BASELINE = "baseline"
+"""What the gradebook held of a student when the log first saw it, if anything."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -199,11 +201,13 @@ def account(log: AuditLog, gradebook, assignment, student: str, cause: Cause, *,
 def account_unexplained(log: AuditLog, gradebook, assignment, student: str, *, report=None) -> list[Entry]:
     """Before a command changes `student`'s grades: any value the log cannot explain was changed
     outside rlcourse (formgrader's override, a hand-edited gradebook). Recorded as such and, through
-    `report` (a callable taking a line), said. Values never recorded at all (a gradebook made
-    before the log) are not unexplained: the first recording under a real cause takes them."""
-    known = log.explained(assignment.name, student)
-    if not known:
-        return []
+    `report` (a callable taking a line), said. A student the log knows nothing of whose grades
+    the gradebook already holds (a class graded before the log began) is recorded as a
+    `baseline`, so the first change after it has its real old value and cause."""
+    if not log.explained(assignment.name, student):
+        return account(log, gradebook, assignment, student,
+                       Cause(BASELINE, {"found": "in the gradebook before the audit log began"}),
+                       by="unknown (before the log)")
     entries = account(log, gradebook, assignment, student,
                       Cause(UNEXPLAINED, {"found": "the gradebook differs from the log: changed outside "
                                                    "rlcourse (formgrader?)"}),

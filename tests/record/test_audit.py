@@ -186,3 +186,16 @@ def test_the_command_line_prints_the_trail_as_json(klass):
                            cwd=assignment.course.root, capture_output=True, text=True, timeout=300,
                            env=dict(os.environ, COLUMNS="200"))
     assert table.returncode == 0 and "autograde" in table.stdout and "ada" in table.stdout
+
+
+def test_a_class_graded_before_the_log_began_gets_a_baseline_not_false_causes(klass):
+    """The first run after upgrading records what the gradebook held as a baseline; the first
+    real change after it has its true old value."""
+    assignment, class_dir = klass
+    audit_path(class_dir.root).unlink()
+    autograde_with(assignment, class_dir, {"ada": 3.0, "alan": 1.0})
+    assert {e["cause"]["kind"] for e in entries(class_dir)} == {"baseline"}
+    assert ("ada", CELL, None, 3.0) in changes(class_dir, "ada", "baseline")
+    (assignment.course.root / "graders" / "ps1" / "fix.txt").write_text("a grader fixed\n")
+    autograde_with(assignment, class_dir, {"ada": 2.0, "alan": 1.0})
+    assert changes(class_dir, kind="regrade") == [("ada", CELL, 3.0, 2.0)]
