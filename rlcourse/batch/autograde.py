@@ -13,7 +13,8 @@ layout), in order:
               (rlcourse.record.ledger);
 4. `record`   per-cell totals go into nbgrader's gradebook through its own API (`Grade.auto_score`
               of each test cell; manual scores are never touched); then the ledger says so
-              (rlcourse.record.gradebook);
+              (rlcourse.record.gradebook); every score that changed goes in the audit log with
+              its cause, after any value changed outside rlcourse since (rlcourse.record.audit);
 5. `outputs`  the autograded notebook (visible test cells restored from the release, each
               carrying its hidden items' results) and the feedback page, rebuilt from the ledger
               whenever missing.

@@ -20,6 +20,7 @@ has the new answer). Every row is checked against the gradebook and the ledger b
 is written. A row that holds exactly the mark the gradebook has, current, is left as it is, so
 importing a pre-filled sheet again changes nothing.
 
+Each mark written goes in the audit log (rlcourse.record.audit) with the file and its row.
 Then, for each student marked, what a mark changes is brought up to date as `autograde` would:
 the late penalty (which may depend on the score), the ledger's timing, the feedback page (now
 showing the criteria met) and the rubric sheet.
