@@ -98,6 +98,17 @@ class Override:
     """Who, as the audit log has it (empty when the log does not know)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Regrade:
+    """The latest regrade that changed this grade (the same submission graded again after the
+    graders or the engine changed), as the audit log has it: when, and each item's scores."""
+
+    at: str
+    """UTC, ISO 8601."""
+    changes: tuple[tuple[str, float | None, float | None], ...]
+    """(cell or `late_penalty`, before, after)."""
+
+
 @dataclasses.dataclass
 class Grade:
     report: Report
@@ -109,6 +120,8 @@ class Grade:
     """(score, maximum) of the autograded cells as the gradebook holds them (nbgrader's own sums:
     a TA's override and extra credit included, every cell's points in the maximum); None for a
     grade no gradebook holds, whose autograded part is the report's."""
+    regrade: Regrade | None = None
+    """The latest regrade that changed it, for the student's page to say what changed and why."""
 
     @classmethod
     def from_report(cls, report: Report, written_cells=(), *, timing=None) -> "Grade":
@@ -218,6 +231,8 @@ class StudentView:
     overrides: list[Override] = dataclasses.field(default_factory=list)
     """The cells whose score the staff changed, with their comment (from `items`; none of a
     sealed cell before the due date). Who changed it is the staff's, not shown."""
+    regrade: Regrade | None = None
+    """The latest regrade's changes (from `items`; none of a sealed cell before the due date)."""
 
     def failed(self) -> list[ShownItem]:
         return [item for item in self.items if item.passed is False]
@@ -283,7 +298,17 @@ def student_view(grade: Grade, *, policy: FeedbackPolicy | None = None,
         artifacts=dict(report.artifacts) if full else {}, timing=grade.timing,
         parameters=dict(report.parameters), rlcourse_version=report.rlcourse_version,
         overrides=[dataclasses.replace(override, by="") for override in grade.overrides
-                   if override.cell not in sealed_cells] if shows(level, "items") else [])
+                   if override.cell not in sealed_cells] if shows(level, "items") else [],
+        regrade=_regrade_shown(grade.regrade, sealed_cells) if shows(level, "items") else None)
+
+
+def _regrade_shown(regrade: Regrade | None, sealed_cells: set) -> Regrade | None:
+    """A regrade without the changes of cells sealed until the due date (their scores would
+    tell the outcome); None when nothing is left to say."""
+    if regrade is None:
+        return None
+    changes = tuple(change for change in regrade.changes if change[0] not in sealed_cells)
+    return Regrade(regrade.at, changes) if changes else None
 
 
 def _shown(item: ItemResult, *, sealed: bool, full: bool, early: bool) -> ShownItem:

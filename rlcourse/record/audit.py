@@ -159,6 +159,26 @@ def override_notes(class_root: Path, assignment: str, student: str) -> dict[str,
             if cause in (OVERRIDE, UNEXPLAINED)}
 
 
+def latest_regrade(class_root: Path, assignment: str, student: str):
+    """The latest regrade of `student`'s grade in the log (rlcourse.grading.grade.Regrade: the
+    changes one regrading made, which share its moment), or None. Read only."""
+    from rlcourse.grading.grade import Regrade
+
+    path = audit_path(class_root)
+    if not path.is_file():
+        return None
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=60)
+    try:
+        rows = connection.execute("SELECT item, old, new, at FROM entries WHERE assignment = ? AND student = ? "
+                                  "AND cause = 'regrade' ORDER BY seq", (assignment, student)).fetchall()
+    finally:
+        connection.close()
+    if not rows:
+        return None
+    at = rows[-1][3]
+    return Regrade(at, tuple((item, old, new) for item, old, new, when in rows if when == at))
+
+
 def held_scores(gradebook, assignment, student: str) -> dict[str, float | None]:
     """item -> what nbgrader's open `gradebook` holds for `student`: each graded cell's score
     (the TA's manual score when set, else the automatic one; None when neither) and the late

@@ -76,7 +76,7 @@ def grade_of_record(gradebook, assignment: Assignment, student: str, report: Rep
     """`student`'s grade as the open nbgrader `gradebook` holds it, explained by `report` (the
     ledger's). `submitted`: the notebook graded, for the student's own written answers."""
     from rlcourse.course.lateness import timing_of
-    from rlcourse.record.audit import override_notes
+    from rlcourse.record.audit import latest_regrade, override_notes
     from rlcourse.record.marks import read_marks
 
     notebook_id = Path(assignment.notebook).stem
@@ -97,7 +97,8 @@ def grade_of_record(gradebook, assignment: Assignment, student: str, report: Rep
                       for grade in autograded if grade.manual_score is not None)
     recorded = (sum(float(grade.score or 0.0) for grade in autograded),
                 sum(float(grade.max_score or 0.0) for grade in autograded))
-    return Grade(report, written, overrides, timing=timing_of(submission), recorded=recorded)
+    regrade = latest_regrade(Path(gradebook.engine.url.database).parent, assignment.name, student)
+    return Grade(report, written, overrides, timing=timing_of(submission), recorded=recorded, regrade=regrade)
 
 
 def ungraded(assignment: Assignment, report: Report, *, submitted: Path | None = None,

@@ -1,7 +1,8 @@
 """`rlcourse autograde --dry-run` (rlcourse.batch.preview): after a grader fix, the preview
 lists exactly the students and items whose grades would move, with how many go up, down or
 stay, and changes nothing of the class (gradebook, ledgers, pages, audit log); the real run
-then makes those changes and no other. Reports are made in advance (tests/marking.py): no
+then makes those changes and no other, and the pages of the students it moved say what
+changed and why. Reports are made in advance (tests/marking.py): no
 student code runs."""
 import hashlib
 
@@ -48,6 +49,10 @@ def test_a_grader_fix_lists_the_students_it_moves_and_writes_nothing(tmp_path):
     with AuditLog(class_dir.root) as log:
         made = [(e.student, e.item, e.old, e.new) for e in log.entries("ps1")[logged:]]
     assert made == [(d.student, d.item, d.now, d.then) for d in preview.differences]
+    # ... and tells the students whose grade moved what changed and why; alan's page says nothing.
+    pages = {student: (class_dir.feedback / student / "ps1" / "ps1.html").read_text() for student in fixed}
+    assert "the course's graders were corrected" in pages["ada"] and f"{CELL}</span>: 3 → 4" in pages["ada"]
+    assert f"{CELL}</span>: 2 → 0" in pages["bob"] and 'id="regraded"' not in pages["alan"]
 
 
 def test_a_student_not_graded_before_is_new(tmp_path):
