@@ -203,7 +203,10 @@ def _autograde_preview(options, assignment, class_dir, scheduler) -> int:
     for student, (now, then) in sorted(preview.totals.items()):
         if preview.direction(student) != "unchanged":
             table.add_row(safe(student), "[bold]total[/bold]", shown(now), shown(then))
-    Console().print(table)
+    if preview.differences or any(preview.direction(student) != "unchanged" for student in preview.totals):
+        Console().print(table)
+    else:
+        print(f"{assignment.name}: no grade would change (dry run: nothing written)")
     summary = preview.summary()
     print(", ".join(f"{count} {direction}" for direction, count in summary.items())
           + " (each student's total after any late penalty)")

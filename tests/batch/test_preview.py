@@ -64,3 +64,23 @@ def test_a_student_not_graded_before_is_new(tmp_path):
                                 grading=ScoredReports({"ada": 2.0}), log=lambda message: None)
     assert preview.summary() == {"up": 0, "down": 0, "unchanged": 0, "new": 1}
     assert not (class_dir.root / "gradebook.db").exists() and not (class_dir.root / "audit.db").exists()
+
+
+def test_the_command_line_prints_the_summary_and_writes_nothing(tmp_path):
+    """`rlcourse autograde ps1 --dry-run` on a class graded under the current graders: every
+    submission is unchanged (its ledger key matches), so nothing is graded, and nothing written."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    assignment = make_course(tmp_path)
+    class_dir = new_class(tmp_path / "class", {"ada": "A.", "alan": "B."})
+    run(assignment, class_dir, {"ada": 1.0, "alan": 2.0})
+    before = fingerprint(class_dir)
+    done = subprocess.run([Path(sys.executable).parent / "rlcourse", "autograde", "ps1", "--dry-run",
+                           "--course-dir", class_dir.root], cwd=assignment.course.root, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ps1: no grade would change (dry run: nothing written)",
+                                        "0 up, 0 down, 2 unchanged, 0 new (each student's total after any late penalty)"]
+    assert fingerprint(class_dir) == before
