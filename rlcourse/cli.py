@@ -146,6 +146,8 @@ def _autograde(options) -> int:
     assignment = Course.find().assignment(options.assignment)
     class_dir = _class_dir(options)
     scheduler = _scheduler(options)
+    if options.dry_run:
+        return _autograde_preview(options, assignment, class_dir, scheduler)
     try:
         outcomes = autograde(assignment, class_dir=class_dir, students=options.student or None,
                              force=options.force, strategy=options.strategy,
@@ -173,6 +175,44 @@ def _autograde(options) -> int:
     return 1 if counts.get("not graded") else 0
 
 
+def _autograde_preview(options, assignment, class_dir, scheduler) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rlcourse.batch.preview import preview_autograde
+    from rlcourse.course.lateness import LatePolicyError
+    from rlcourse.explain.terminal import safe
+
+    try:
+        preview = preview_autograde(assignment, class_dir=class_dir, students=options.student or None,
+                                    force=options.force, strategy=options.strategy,
+                                    isolation=options.isolation, workers=options.workers,
+                                    backend=options.backend, scheduler=scheduler)
+    except LatePolicyError as error:
+        print(f"rlcourse: stopped: {error}", file=sys.stderr)
+        return 2
+
+    def shown(value):
+        return "-" if value is None else f"{value:g}"
+
+    table = Table(title=f"{assignment.name}: what `rlcourse autograde` would change (dry run: nothing written)")
+    for column in ("student", "item", "now", "would be"):
+        table.add_column(column)
+    for difference in preview.differences:
+        table.add_row(safe(difference.student), safe(difference.item), shown(difference.now), shown(difference.then))
+    for student, (now, then) in sorted(preview.totals.items()):
+        if preview.direction(student) != "unchanged":
+            table.add_row(safe(student), "[bold]total[/bold]", shown(now), shown(then))
+    if preview.differences or any(preview.direction(student) != "unchanged" for student in preview.totals):
+        Console().print(table)
+    else:
+        print(f"{assignment.name}: no grade would change (dry run: nothing written)")
+    summary = preview.summary()
+    print(", ".join(f"{count} {direction}" for direction, count in summary.items())
+          + " (each student's total after any late penalty)")
+    return 1 if "not graded" in preview.statuses.values() else 0
+
+
 def _extension(options) -> int:
     from rlcourse.batch.extensions import grant_extension
 
@@ -181,6 +221,46 @@ def _extension(options) -> int:
                               hours=options.hours, days=options.days, weeks=options.weeks,
                               remove=options.remove)
     print(granted.describe())
+    return 0
+
+
+def _audit(options) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rlcourse.batch.audit import audit_trail
+    from rlcourse.explain.terminal import safe
+
+    entries = audit_trail(Course.find().assignment(options.assignment), class_dir=_class_dir(options),
+                          student=options.student,
+                          log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
+    if options.json:
+        print(json.dumps([entry.to_json() for entry in entries], indent=1))
+        return 0
+    table = Table(title=f"{options.assignment}: every change to a grade ({len(entries)})")
+    for column in ("at (UTC)", "student", "item", "old", "new", "cause", "by"):
+        table.add_column(column)
+    for entry in entries:
+        table.add_row(*(safe(str(value)) for value in (
+            entry.at, entry.student, entry.item, "" if entry.old is None else f"{entry.old:g}",
+            "" if entry.new is None else f"{entry.new:g}", entry.cause.describe(), entry.by)))
+    Console().print(table)
+    return 0
+
+
+def _override(options) -> int:
+    from rlcourse.batch.overrides import override_score
+
+    if (options.score is None) == (not options.remove):
+        print("rlcourse: give the new SCORE, or --remove to give the cell back its automatic score",
+              file=sys.stderr)
+        return 2
+    page = override_score(Course.find().assignment(options.assignment), options.student, options.cell,
+                          options.score, class_dir=_class_dir(options), comment=options.comment,
+                          log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
+    print(f"{options.student} {options.cell}: "
+          + ("automatic score restored" if options.remove else f"{options.score:g} (set by staff)")
+          + (f"; feedback page: {page}" if page is not None else ""))
     return 0
 
 
@@ -367,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="a Dask scheduler to send submissions to, e.g. tls://HOST:8786 with "
                                 "--dask-certs (implies --backend dask; without it, dask starts a "
                                 "LocalCluster)")
+    autograde.add_argument("--dry-run", action="store_true",
+                           help="grade into a scratch copy and print whose grades would change, item "
+                                "by item, with how many go up, down or stay; nothing is written")
     autograde.add_argument("--no-similarity", action="store_true",
                            help="skip the similarity report (default: written at the end; it "
                                 "costs seconds where grading the class costs minutes)")
@@ -480,7 +563,29 @@ def build_parser() -> argparse.ArgumentParser:
     extension.add_argument("--remove", action="store_true", help="take the student's extension away")
     extension.set_defaults(run=_extension)
 
-    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension):
+    audit = commands.add_parser(
+        "audit", help="every change to an assignment's grades: who, when, why, and the value before")
+    audit.add_argument("assignment", help="assignment name, e.g. ps1")
+    audit.add_argument("--student", metavar="ID", help="only this student's changes")
+    audit.add_argument("--json", action="store_true",
+                       help="print a JSON list of entries (student, assignment, item, old, new, cause, by, at)")
+    audit.set_defaults(run=_audit)
+
+    override = commands.add_parser(
+        "override", help="set a TA's score for an autograded cell (the automatic one is kept beside "
+                         "it), with the reason in the audit log and on the student's page")
+    override.add_argument("assignment", help="assignment name, e.g. ps1")
+    override.add_argument("student", help="the student's id in the gradebook")
+    override.add_argument("cell", help="the autograded cell's grade_id, e.g. test_policy_loss")
+    override.add_argument("score", type=float, nargs="?", help="the cell's new score (omit with --remove)")
+    override.add_argument("--comment", default="",
+                          help="why, in words the student reads on the feedback page")
+    override.add_argument("--remove", action="store_true",
+                          help="take the override away: the cell counts its automatic score again")
+    override.set_defaults(run=_override)
+
+    for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension, audit,
+                override):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

@@ -36,6 +36,26 @@ class ReadyReports:
         pass
 
 
+class ScoredReports:
+    """`autograde`'s backend whose report for each student scores one autograded cell
+    (test_returns_to_go, out of 4) as `scores` says: a grade that moves, with no code run."""
+
+    CELL = "test_returns_to_go"
+
+    def __init__(self, scores: dict[str, float]):
+        self.scores = scores
+
+    def grade(self, jobs):
+        from rlcourse.grading.report import ItemResult
+
+        for job in jobs:
+            score = self.scores[job.student]
+            yield job, Report("ps1", "ps1.ipynb", [ItemResult("returns", 4.0, score, score == 4.0, cell=self.CELL)])
+
+    def close(self):
+        pass
+
+
 def make_course(folder: Path):
     course = copy_course(Path(folder) / "course")
     add_clipping_rubric(course / "source" / "ps1" / "ps1.ipynb")

@@ -13,7 +13,8 @@ layout), in order:
               (rlcourse.record.ledger);
 4. `record`   per-cell totals go into nbgrader's gradebook through its own API (`Grade.auto_score`
               of each test cell; manual scores are never touched); then the ledger says so
-              (rlcourse.record.gradebook);
+              (rlcourse.record.gradebook); every score that changed goes in the audit log with
+              its cause, after any value changed outside rlcourse since (rlcourse.record.audit);
 5. `outputs`  the autograded notebook (visible test cells restored from the release, each
               carrying its hidden items' results) and the feedback page, rebuilt from the ledger
               whenever missing.
@@ -42,6 +43,7 @@ from rlcourse.course.lateness import EXCHANGE_FILES, LatePolicy, Timing, read_ti
 from rlcourse.explain.terminal import plain, safe
 from rlcourse.grading.grade import Grade
 from rlcourse.grading.report import Report
+from rlcourse.record.audit import AuditLog, Cause, account, account_unexplained
 from rlcourse.record.gradebook import (ensure_assignment_in_gradebook, gradebook_students, open_gradebook,
                                        record_in_gradebook)
 from rlcourse.record.ledger import (WRITTEN_ANSWERS, ledger_path, mark_binding, read_ledger, submission_key,
@@ -105,14 +107,17 @@ def class_lock(class_dir: ClassDirectory, log):
 def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: list[str] | None = None,
               force: bool = False, strategy: str = "fork", isolation: str | None = None,
               workers: int | None = 1, backend: str = "local", scheduler: str | None = None,
-              progress: bool = True, log=None, grading=None) -> list[Outcome]:
+              progress: bool = True, log=None, grading=None, audited_by: str | None = None,
+              audit_detail: dict | None = None) -> list[Outcome]:
     """Grade every submission of `assignment` in `class_dir` into its gradebook.
 
     `workers`, `backend` and `scheduler` choose where the grading runs (rlcourse.batch.backends:
     1 = this process; N = N local processes; None = every core); the ledger, the gradebook
     and the outputs are always written here, by this process alone, as each report arrives.
     `grading`: a backend the caller keeps warm across runs (rlcourse.web.job grades one web
-    submission per run); it is used as given and left open."""
+    submission per run); it is used as given and left open. Every score the run changes goes
+    in the class's audit log (rlcourse.record.audit) as `audited_by` (default: the OS user), its
+    cause carrying `audit_detail` besides its own (the service: the submission's id)."""
     from rlcourse.batch.check import preflight
 
     preflight(assignment)  # an author's mistake stops the run here, before anything is written
@@ -129,11 +134,13 @@ def autograde(assignment: Assignment, *, class_dir: ClassDirectory, students: li
         # One gradebook session for the run (opening one costs a quarter of a second); each
         # student's grades are still their own commit.
         gradebook = stack.enter_context(open_gradebook(class_dir.db_url))
+        audit = Audit(stack.enter_context(AuditLog(class_dir.root)), by=audited_by,
+                      detail=audit_detail or {}, say=log)
         keep = functools.partial(_keep, class_dir, assignment, policy=policy, stamps=stamps,
-                                 gradebook=gradebook)
+                                 gradebook=gradebook, audit=audit)
         with _progress(len(found), enabled=progress) as advance:
             to_grade = _keep_unchanged(class_dir, assignment, found, force=force, keep=keep,
-                                       outcomes=outcomes, advance=advance, log=log)
+                                       outcomes=outcomes, advance=advance, log=log, audit=audit)
             if to_grade:
                 _grade_changed(class_dir, assignment, to_grade, keep=keep, outcomes=outcomes,
                                advance=advance, log=log, strategy=strategy, isolation=isolation,
@@ -159,7 +166,7 @@ def _timestamps(class_dir: ClassDirectory, assignment: Assignment, found: list[F
 
 
 def _keep_unchanged(class_dir: ClassDirectory, assignment: Assignment, found: list[Found], *, force: bool,
-                    keep, outcomes: dict, advance, log) -> list[tuple[Found, str]]:
+                    keep, outcomes: dict, advance, log, audit: Audit) -> list[tuple[Found, str]]:
     """Refuse unsafe ids; keep (record, if a crash left that undone) every submission whose ledger
     key says it was graded as it is; return the rest, with their keys, to be graded."""
     to_grade: list[tuple[Found, str]] = []
@@ -179,6 +186,8 @@ def _keep_unchanged(class_dir: ClassDirectory, assignment: Assignment, found: li
                                            status, saved=saved)
             advance(entry.student, outcomes[entry.student].status)
         else:
+            if saved and saved.get("recorded"):  # what the gradebook holds: a regrade if graded again
+                audit.recorded_submissions[entry.student] = saved["key"].partition(" ")[0]
             to_grade.append((entry, key))
     return to_grade
 
@@ -218,19 +227,64 @@ def _grade_changed(class_dir: ClassDirectory, assignment: Assignment, to_grade: 
             grading.close()
 
 
+@dataclasses.dataclass
+class Audit:
+    """The audit log as a run writes it: who the run is, and what it adds to every cause."""
+
+    log: AuditLog
+    by: str | None = None
+    detail: dict = dataclasses.field(default_factory=dict)
+    say: object = None
+    """Where a value the log cannot explain is reported (the run's log)."""
+    recorded_submissions: dict = dataclasses.field(default_factory=dict)
+    """student -> the content key of the submission the gradebook held before this run graded
+    it again (from its ledger, read before the new report replaces it)."""
+
+    def before(self, gradebook, assignment: Assignment, student: str) -> None:
+        account_unexplained(self.log, gradebook, assignment, student, report=self.say)
+
+    def after(self, gradebook, assignment: Assignment, student: str, cause: Cause) -> None:
+        account(self.log, gradebook, assignment, student,
+                Cause(cause.kind, {**cause.detail, **self.detail}), by=self.by)
+
+
+def recording_cause(audit: Audit, assignment: Assignment, student: str, key: str, status: str,
+                    timing: Timing) -> Cause:
+    """Why recording this submission may change its scores: a new grading (`autograde`, or
+    `regrade` when the same submission was recorded before under other graders or engine, or
+    again with --force), or, for a submission kept as it was graded, the late policy (a due
+    date, an extension or the policy changed)."""
+    from rlcourse import engine_version
+    from rlcourse.course.lateness import iso
+
+    submission, _, graders = key.partition(" ")
+    if status in ("unchanged", "late policy updated"):
+        return Cause("late_policy", {"due": iso(timing.duedate), "extension_seconds":
+                                     timing.extension.total_seconds() if timing.extension else 0,
+                                     "submitted": iso(timing.timestamp), "penalty": timing.penalty})
+    before = audit.recorded_submissions.get(student)
+    kind = "regrade" if before == submission else "autograde"
+    return Cause(kind, {"engine": engine_version(), "graders": graders, "submission": submission})
+
+
 def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: str, report: Report,
           status: str, *, policy: LatePolicy, stamps: dict, saved: dict | None = None,
-          gradebook=None) -> Outcome:
+          gradebook=None, audit: Audit, cause: Cause | None = None) -> Outcome:
     """Record a report in the gradebook (an unchanged one too: its scores, timestamp and late
     penalty are brought up to date: an extension granted since, a changed policy, a gradebook
-    made again), then make sure the autograded notebook and the feedback page reflect it."""
+    made again), then make sure the autograded notebook and the feedback page reflect it. What
+    changed goes in the audit log under `cause`, else the recording's own (`recording_cause`);
+    a value changed outside rlcourse since is logged as unexplained first."""
     timestamp, warning = stamps.get(entry.student, (None, None))
     # A TA's mark of a written answer this submission changes is flagged in the same commit.
     written = mark_binding(class_dir, assignment, entry, key)
+    audit.before(gradebook, assignment, entry.student)
     # An unchanged report's scores are written again too (the same values, in the same commit):
     # a gradebook made again, or restored from an older copy, gets them back from the ledger.
     timing = record_in_gradebook(class_dir.db_url, assignment, entry.student, report,
                                  timestamp=timestamp, policy=policy, gradebook=gradebook, written=written)
+    audit.after(gradebook, assignment, entry.student,
+                cause or recording_cause(audit, assignment, entry.student, key, status, timing))
     if status != "unchanged":
         crash_point("recorded", entry.student)
     timing = dataclasses.replace(timing, warning=warning)
@@ -247,10 +301,11 @@ def _keep(class_dir: ClassDirectory, assignment: Assignment, entry: Found, key: 
 
 
 def refresh_student(class_dir: ClassDirectory, assignment: Assignment, student: str, *, gradebook,
-                    log) -> Path | None:
+                    log, audit: AuditLog, cause: Cause) -> Path | None:
     """After a TA's marks (rlcourse.batch.rubric_import): what a run does for an unchanged
-    submission, now: the late penalty recomputed on the new score, the ledger's timing, and the
-    feedback page drawn with the marks. Returns the page, or None for a student never graded."""
+    submission, now: the late penalty recomputed on the new score (in the audit log under the
+    marks' `cause`), the ledger's timing, and the feedback page drawn with the marks. Returns the
+    page, or None for a student never graded."""
     saved = read_ledger(class_dir, assignment, student)
     found = find_submissions(class_dir, assignment, [student])
     if saved is None or not found or student_id_problem(student):
@@ -258,7 +313,8 @@ def refresh_student(class_dir: ClassDirectory, assignment: Assignment, student: 
         return None
     stamps = {student: read_timestamp(class_dir.submitted / student / assignment.name)}
     _keep(class_dir, assignment, found[0], saved["key"], Report.from_json(saved["report"]), "unchanged",
-          policy=LatePolicy(class_dir.root), stamps=stamps, saved=saved, gradebook=gradebook)
+          policy=LatePolicy(class_dir.root), stamps=stamps, saved=saved, gradebook=gradebook,
+          audit=Audit(audit, say=log), cause=cause)
     return class_dir.feedback / student / assignment.name / (Path(assignment.notebook).stem + ".html")
 
 
@@ -331,7 +387,8 @@ def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Foun
     deadline = grade.timing.deadline if grade.timing is not None else None
     level, early = feedback_level(assignment.feedback, deadline=deadline, now=now), before_due(deadline, now)
     if (force_page or not page.exists() or page.stat().st_mtime < stamp
-            or not _drawn_as(page, marks_digest(grade.written), view_key(level, early))):
+            or not _drawn_as(page, marks_digest(grade.written, grade.overrides),
+                                      view_key(level, early))):
         write_feedback_page(page, student=entry.student, assignment=assignment, grade=grade,
                             submitted=entry.path, level=level, due_passed=not early)
     return grade

@@ -20,6 +20,7 @@ has the new answer). Every row is checked against the gradebook and the ledger b
 is written. A row that holds exactly the mark the gradebook has, current, is left as it is, so
 importing a pre-filled sheet again changes nothing.
 
+Each mark written goes in the audit log (rlcourse.record.audit) with the file and its row.
 Then, for each student marked, what a mark changes is brought up to date as `autograde` would:
 the late penalty (which may depend on the score), the ledger's timing, the feedback page (now
 showing the criteria met) and the rubric sheet.
@@ -174,6 +175,7 @@ def import_marks(assignment: Assignment, class_dir: ClassDirectory, path: Path, 
     from nbgrader.api import MissingEntry
 
     from rlcourse.batch.autograde import class_lock, refresh_student
+    from rlcourse.record.audit import AuditLog, Cause, account, account_unexplained
     from rlcourse.course.rubrics import Rubrics
     from rlcourse.record.gradebook import open_gradebook
     from rlcourse.record.marks import read_marks, set_marks
@@ -189,21 +191,30 @@ def import_marks(assignment: Assignment, class_dir: ClassDirectory, path: Path, 
     if not parsed:  # nothing to check against the class, nothing to write
         refuse_bad_rows(problems, shown)
         return Imported([], blank, [])
-    with class_lock(class_dir, log), open_gradebook(class_dir.db_url) as gradebook:
+    with (class_lock(class_dir, log), open_gradebook(class_dir.db_url) as gradebook,
+          AuditLog(class_dir.root) as audit):
         check = gradebook_check(gradebook, assignment, class_dir)
         refuse_bad_rows(problems + [(line, problem) for line, mark in parsed if (problem := check(mark))], shown)
         marks = [mark for _, mark in parsed]
-        changed = [mark for mark in marks if not mark.same_as(
+        changed = [(line, mark) for line, mark in parsed if not mark.same_as(
             read_marks(gradebook, assignment, mark.student, [mark.grade_id]).get(mark.grade_id))]
+        students = sorted({mark.student for _, mark in changed})
+        for student in students:  # a formgrader edit since the last command is logged as such first
+            account_unexplained(audit, gradebook, assignment, student, report=log)
         try:
-            set_marks(gradebook, assignment, changed)
+            set_marks(gradebook, assignment, [mark for _, mark in changed])
         except MissingEntry as error:
             raise CourseError(f"{path}: nothing imported: the gradebook has no such submission or "
                               f"cell ({error}); is every student's {assignment.name} autograded?") from None
-        for student in sorted({mark.student for mark in changed}):
-            page = refresh_student(class_dir, assignment, student, gradebook=gradebook, log=log)
+        for line, mark in changed:
+            account(audit, gradebook, assignment, mark.student,
+                    Cause("rubric_import", {"file": shown, "row": line}), items={mark.grade_id})
+        for student in students:
+            rows = [line for line, mark in changed if mark.student == student]
+            page = refresh_student(class_dir, assignment, student, gradebook=gradebook, log=log, audit=audit,
+                                   cause=Cause("rubric_import", {"file": shown, "rows": rows}))
             if page is not None:
                 pages.append(page)
     sheet = write_marking_sheet(assignment, class_dir)
-    return Imported([(mark.student, mark.grade_id, mark.score) for mark in changed], blank, pages,
+    return Imported([(mark.student, mark.grade_id, mark.score) for _, mark in changed], blank, pages,
                     unchanged=len(marks) - len(changed), sheet=sheet.csv if sheet is not None else None)

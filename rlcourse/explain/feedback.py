@@ -58,7 +58,7 @@ def render_feedback(grade, *, student: str, submission_cells, todo_ids: set[str]
                   code=_code(view, submission_cells, todo_ids), max_cell_chars=MAX_CELL_CHARS,
                   anchor=_anchor, written=[dict(vars(answer), anchor=_written_anchor(answer.grade_id),
                                                 pending=answer.pending) for answer in view.written],
-                  marks_digest=marks_digest(grade.written))
+                  marks_digest=marks_digest(grade.written, grade.overrides))
 
 
 def write_feedback(path: Path, html_text: str) -> Path:
@@ -190,16 +190,21 @@ def _code(report, submission_cells, todo_ids) -> list[dict]:
     return blocks
 
 
-def marks_digest(written) -> str:
-    """A short digest of the written answers' marks a page shows (rlcourse.grading.grade.Written):
-    the page carries it, so a run that finds the gradebook's marks changed (a TA marked in
-    formgrader, an answer now needs re-marking) knows to draw the page again."""
+def marks_digest(written, overrides=()) -> str:
+    """A short digest of the written answers' marks a page shows (rlcourse.grading.grade.Written)
+    and of the staff's overrides of autograded cells (Override): the page carries it, so a run
+    that finds the gradebook's marks changed (a TA marked or overrode a score in formgrader, an
+    answer now needs re-marking) knows to draw the page again. Without overrides the digest is
+    the written answers' alone, as pages drawn before overrides were shown carry it."""
     import hashlib
     import json
 
     payload = [[answer.grade_id, answer.score, answer.state, answer.comment,
                 [[criterion.number, criterion.met] for criterion in answer.criteria]]
                for answer in written]
+    if overrides:
+        payload.append([[override.cell, override.graded, override.recorded, override.comment]
+                        for override in overrides])
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -84,13 +84,29 @@ class Written:
 
 @dataclasses.dataclass(frozen=True)
 class Override:
-    """An autograded cell whose gradebook score a TA set by hand (formgrader)."""
+    """An autograded cell whose gradebook score a TA set by hand (`rlcourse override`, or
+    formgrader): the original, automatic score is kept beside it."""
 
     cell: str
     graded: float
-    """What the hidden items behind the cell add up to."""
+    """What the hidden items behind the cell add up to: the original score."""
     recorded: float
     """What the gradebook holds: the TA's score."""
+    comment: str = ""
+    """Why, in the staff's words (`rlcourse override --comment`; formgrader keeps none)."""
+    by: str = ""
+    """Who, as the audit log has it (empty when the log does not know)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Regrade:
+    """The latest regrade that changed this grade (the same submission graded again after the
+    graders or the engine changed), as the audit log has it: when, and each item's scores."""
+
+    at: str
+    """UTC, ISO 8601."""
+    changes: tuple[tuple[str, float | None, float | None], ...]
+    """(cell or `late_penalty`, before, after)."""
 
 
 @dataclasses.dataclass
@@ -104,6 +120,8 @@ class Grade:
     """(score, maximum) of the autograded cells as the gradebook holds them (nbgrader's own sums:
     a TA's override and extra credit included, every cell's points in the maximum); None for a
     grade no gradebook holds, whose autograded part is the report's."""
+    regrade: Regrade | None = None
+    """The latest regrade that changed it, for the student's page to say what changed and why."""
 
     @classmethod
     def from_report(cls, report: Report, written_cells=(), *, timing=None) -> "Grade":
@@ -210,6 +228,11 @@ class StudentView:
     """The student's own parameter values (variants): theirs at every level, never a grade."""
     rlcourse_version: str = "unknown"
     """The engine that graded it (the report's): shown at every level, never a grade."""
+    overrides: list[Override] = dataclasses.field(default_factory=list)
+    """The cells whose score the staff changed, with their comment (from `items`; none of a
+    sealed cell before the due date). Who changed it is the staff's, not shown."""
+    regrade: Regrade | None = None
+    """The latest regrade's changes (from `items`; none of a sealed cell before the due date)."""
 
     def failed(self) -> list[ShownItem]:
         return [item for item in self.items if item.passed is False]
@@ -273,7 +296,19 @@ def student_view(grade: Grade, *, policy: FeedbackPolicy | None = None,
         items=items, written=[_written(answer, level) for answer in grade.written] if shows(level, "items") else [],
         errors=list(report.errors) if full else [], sha256=report.sha256,
         artifacts=dict(report.artifacts) if full else {}, timing=grade.timing,
-        parameters=dict(report.parameters), rlcourse_version=report.rlcourse_version)
+        parameters=dict(report.parameters), rlcourse_version=report.rlcourse_version,
+        overrides=[dataclasses.replace(override, by="") for override in grade.overrides
+                   if override.cell not in sealed_cells] if shows(level, "items") else [],
+        regrade=_regrade_shown(grade.regrade, sealed_cells) if shows(level, "items") else None)
+
+
+def _regrade_shown(regrade: Regrade | None, sealed_cells: set) -> Regrade | None:
+    """A regrade without the changes of cells sealed until the due date (their scores would
+    tell the outcome); None when nothing is left to say."""
+    if regrade is None:
+        return None
+    changes = tuple(change for change in regrade.changes if change[0] not in sealed_cells)
+    return Regrade(regrade.at, changes) if changes else None
 
 
 def _shown(item: ItemResult, *, sealed: bool, full: bool, early: bool) -> ShownItem:

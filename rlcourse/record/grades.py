@@ -76,6 +76,7 @@ def grade_of_record(gradebook, assignment: Assignment, student: str, report: Rep
     """`student`'s grade as the open nbgrader `gradebook` holds it, explained by `report` (the
     ledger's). `submitted`: the notebook graded, for the student's own written answers."""
     from rlcourse.course.lateness import timing_of
+    from rlcourse.record.audit import latest_regrade, override_notes
     from rlcourse.record.marks import read_marks
 
     notebook_id = Path(assignment.notebook).stem
@@ -89,11 +90,15 @@ def grade_of_record(gradebook, assignment: Assignment, student: str, report: Rep
                                    answers.get(grade_id)) for grade_id, points in cells)
     graded = cell_scores(report)
     autograded = [grade for grade in notebook.grades if grade.cell.name not in written_ids]
-    overrides = tuple(Override(grade.cell.name, graded.get(grade.cell.name, 0.0), float(grade.manual_score))
+    notes = override_notes(Path(gradebook.engine.url.database).parent, assignment.name, student) if any(
+        grade.manual_score is not None for grade in autograded) else {}
+    overrides = tuple(Override(grade.cell.name, graded.get(grade.cell.name, 0.0), float(grade.manual_score),
+                               *notes.get(grade.cell.name, ("", "")))
                       for grade in autograded if grade.manual_score is not None)
     recorded = (sum(float(grade.score or 0.0) for grade in autograded),
                 sum(float(grade.max_score or 0.0) for grade in autograded))
-    return Grade(report, written, overrides, timing=timing_of(submission), recorded=recorded)
+    regrade = latest_regrade(Path(gradebook.engine.url.database).parent, assignment.name, student)
+    return Grade(report, written, overrides, timing=timing_of(submission), recorded=recorded, regrade=regrade)
 
 
 def ungraded(assignment: Assignment, report: Report, *, submitted: Path | None = None,

@@ -195,4 +195,6 @@ def _summary_html(assignment: str, grades: dict, counts: list[TagCount], stats: 
                   image=base64.b64encode(png).decode("ascii"),
                   tags=[(count, diagnoses.get(count.tag)) for count in counts], items=stats,
                   students=students,
+                  overrides=[(student, override) for student in sorted(grades)
+                             for override in grades[student].overrides],
                   with_parameters=any(grade.report.parameters for grade in grades.values()))

@@ -457,6 +457,23 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         return page("web_staff.html", title="Class view", user=session[0].user, csrf=session[1], staff=True,
                     summaries=summaries, rows=rows, notice=notice)
 
+    @router.get("/staff/assignments/{name}/audit")
+    def audit_page(request: Request, name: str):
+        """The assignment's audit log (rlcourse.record.audit), newest first, for the staff: read
+        as it stands (a formgrader edit is found and recorded by the next command that changes
+        grades, or by `rlcourse audit`)."""
+        from rlcourse.record.audit import AuditLog
+
+        session = browser(request)
+        if session is None:
+            return redirect("/login")
+        staff_only(session[0])
+        assignment_of(name)
+        with AuditLog(service.class_dir.root) as log:
+            entries = list(reversed(log.entries(name)))
+        return page("web_audit.html", title=f"{name}: every change to a grade", user=session[0].user,
+                    csrf=session[1], staff=True, assignment=name, entries=entries)
+
     # --- the staff's actions (pages: the session and its CSRF token) ----------------------------
     async def staff_action(request: Request, action) -> Response:
         """Run a staff action from /staff's form, then back to /staff saying what was done, or

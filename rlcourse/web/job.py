@@ -82,7 +82,10 @@ class WarmGraders:
         self.engine = engine_fingerprint()
         self.backends: dict[str, tuple[str, object]] = {}
 
-    def grade(self, name: str, student: str, root: str, *, force: bool = False) -> dict:
+    def grade(self, name: str, student: str, root: str, *, force: bool = False,
+              submission: int | None = None) -> dict:
+        """Grade `student`'s installed submission into the gradebook; the audit log names the
+        service as who changed the scores, and `submission` (the service's id) in the cause."""
         from rlcourse.batch.autograde import autograde, grading_key
         from rlcourse.batch.backends import Dask, GraderSettings, InProcess
         from rlcourse.batch.check import preflight
@@ -108,7 +111,8 @@ class WarmGraders:
         LatePolicy(class_dir.root).check()
         ahead = GradedAhead.prepare(loaded[1], class_dir, assignment, student, key, force=force)
         outcomes = autograde(assignment, class_dir=class_dir, students=[student], force=force,
-                             workers=1, progress=False, grading=ahead)
+                             workers=1, progress=False, grading=ahead, audited_by="rlcourse web",
+                             audit_detail={"service_submission": submission})
         if not outcomes or outcomes[0].status in ("not graded", "refused"):
             errors = outcomes[0].report.errors if outcomes else ["no submission found"]
             return {"graded": False, "error": "; ".join(errors)}
@@ -151,7 +155,7 @@ def main() -> int:
             request = json.loads(line)
             try:
                 reply = graders.grade(request["assignment"], request["student"], request["root"],
-                                      force=bool(request.get("force")))
+                                      force=bool(request.get("force")), submission=request.get("submission"))
             except Exception as error:  # noqa: BLE001 - one grading's failure is that grading's reply
                 # ... and this process's end: the next grading starts from a fresh one.
                 replies.write(json.dumps({"graded": False, "error": f"{type(error).__name__}: {error}"}) + "\n")

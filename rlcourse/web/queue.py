@@ -156,7 +156,7 @@ class GradingQueue:
         assignment = service.course.assignment(submission.assignment)
         service.intake.install(submission, assignment)
         request = {"assignment": submission.assignment, "student": submission.student,
-                   "root": str(service.class_dir.root)}
+                   "root": str(service.class_dir.root), "submission": submission.id}
         self.log(f"rlcourse web: grading #{submission.id} ({submission.student}, {submission.assignment})"
                  + (" again, for the staff" if submission.regrade else ""))
         result = lane.ask(dict(request, force=True) if submission.regrade else request)
@@ -192,7 +192,7 @@ class GradingQueue:
         if counting is None or counting.id == submission.id:
             return
         self.service.intake.install(counting, assignment)
-        result = lane.ask(request)
+        result = lane.ask(dict(request, submission=counting.id))
         if not result.get("graded"):
             self.log(f"rlcourse web: #{counting.id} (the one that counts) could not be recorded again: "
                      f"{result.get('died') or result.get('error') or result.get('stale')}; "

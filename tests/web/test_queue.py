@@ -75,7 +75,8 @@ def test_a_lower_score_puts_the_best_back_and_records_it_again(tmp_path):
     submitted = queue.service.class_dir.submitted / "ada" / "ps1"
     assert (submitted / "ps1.ipynb").read_text() == "notebook 0"  # 20 beats 30 - 15 and 10
     assert (submitted / TIMESTAMP_FILE).read_text().startswith("2026-12-01")
-    assert queue.lane.requests == [request]
+    # The request names the submission recorded, for the audit log's cause.
+    assert queue.lane.requests == [dict(request, submission=first.id)]
 
 
 def test_the_best_being_the_latest_changes_nothing(tmp_path):
@@ -90,7 +91,7 @@ def test_an_older_submission_graded_again_puts_the_latest_back(tmp_path):
     queue, assignment, (retried, newest) = make_class(tmp_path, "latest", [(30, 0), (10, 0)])
     queue._keep_counting(retried, assignment, {"student": "ada"}, queue.lane)
     assert (queue.service.class_dir.submitted / "ada" / "ps1" / "ps1.ipynb").read_text() == "notebook 1"
-    assert queue.lane.requests == [{"student": "ada"}]
+    assert queue.lane.requests == [{"student": "ada", "submission": newest.id}]
 
 
 @pytest.mark.parametrize("regrade", [False, True])
