@@ -22,11 +22,20 @@ def resemblance(data: bytes, target: str):
     return Releases().resemblance(upload_grade_ids(data), target, RELEASES)
 
 
+def released_cells(name: str) -> int:
+    """The cells nbgrader tracks in a release, counted from its JSON (25 in ps2 since issue 30's
+    second written explanation)."""
+    cells = json.loads(RELEASES[name].read_bytes())["cells"]
+    return len({cell["metadata"]["nbgrader"]["grade_id"] for cell in cells
+                if cell["metadata"].get("nbgrader", {}).get("grade_id")})
+
+
 def test_another_assignments_notebook_looks_like_it():
     found = resemblance(notebook_bytes("ps2"), "ps1")
-    assert (found.assignment, found.shared, found.released, found.target_shared) == ("ps2", 24, 24, 5)
+    whole = released_cells("ps2")
+    assert (found.assignment, found.shared, found.released, found.target_shared) == ("ps2", whole, whole, 5)
     assert describe(found, filename="mine.ipynb", target="ps1").startswith(
-        "mine.ipynb looks like ps2, not ps1: it holds 24 of the 24 cells released in ps2 and 5 of ps1's.")
+        f"mine.ipynb looks like ps2, not ps1: it holds {whole} of the {whole} cells released in ps2 and 5 of ps1's.")
     assert resemblance(notebook_bytes("ps3"), "ps2").assignment == "ps3"
 
 
