@@ -479,8 +479,10 @@ def given_lines(submission, released_lines) -> dict[int, list[int]]:
     """Per cell of `submission` (the source notebook, as the reference run runs it), the numbers
     of the lines every student is given: outside every solution and hidden-tests region, and
     word for word a line of the release (`released_lines`). Counted in the cell as the worker
-    compiles it (IPython's transformation, which drops leading blank lines, applied). The
-    reference run stores a compiled program only if it comes from these lines alone
+    compiles it (IPython's transformation, which drops leading blank lines, applied), and keyed
+    by the number the worker names the cell's code with (`cell_number`: "<cell 13>" is the cell
+    at index 12), since that name is what a traced program's locations carry. The reference run
+    stores a compiled program only if it comes from these lines alone
     (rlcourse.worker.compile_cache.GivenCodeOnly)."""
     from rlcourse.worker.server import _transform_cell
 
@@ -493,7 +495,7 @@ def given_lines(submission, released_lines) -> dict[int, list[int]]:
                 inside = marker.group(1) == "BEGIN"
             elif not inside and text in released_lines:
                 lines.append(number)
-        found[cell.index] = lines
+        found[cell_number(cell.index)] = lines
     return found
 
 

@@ -90,8 +90,10 @@ def test_the_reference_runs_once_per_place_and_sets_the_limits(tmp_path):
     assert [line for line in runs if "the reference" in line], "the moved course was not measured again"
 
 
-JAX_SOURCE = ("import jax.numpy as jnp\n\n\ndef double(x):\n    ### BEGIN SOLUTION\n"
-              "    return jnp.asarray(2 * x)\n    ### END SOLUTION\n")
+JAX_SOURCE = ("import jax.numpy as jnp\n\nOFFSETS = jnp.zeros(3) + 1.0\n\n\ndef double(x):\n"
+              "    ### BEGIN SOLUTION\n    return jnp.asarray(2 * x)\n    ### END SOLUTION\n")
+"""A given line that compiles programs (OFFSETS), then the answer: the cache keeps the given
+line's programs only (rlcourse.worker.compile_cache.GivenCodeOnly)."""
 
 
 @pytest.mark.slow

@@ -181,7 +181,8 @@ def test_given_lines_are_those_of_the_release_outside_solution_regions():
                  CodeCell(4, "given", "y = x + 1\n"))
     released = {"x = rollout(z)", "print(y)", "y = x + 1", "### BEGIN SOLUTION"}
     # IPython drops the two leading blank lines, as the worker compiles the cell: x is line 1.
-    assert given_lines(Cells, released) == {3: [1, 5], 4: [1]}
+    # Keyed as the worker names the cells' code: the cell at index 3 is "<cell 4>".
+    assert given_lines(Cells, released) == {4: [1, 5], 5: [1]}
 
 
 @pytest.mark.slow
