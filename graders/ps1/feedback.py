@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlcourse.grading.figures import draw_present, new_figure, sign_key, stored_series
+from rlcourse.grading.figures import clipped_objective_figure, draw_present, new_figure, sign_key, stored_series
 
 CLIP = 0.2
 """The clip drawn when the student's own (PARAMS['clip']) is not known: the default. The figure
@@ -145,32 +145,10 @@ def figures(artifacts: dict) -> list:
 
 def _draw_clip_objective(data: dict):
     clip = float(data["clip"])
-    ratios = np.asarray(data["ratios"], dtype=np.float64)
-    fine = np.linspace(ratios.min(), ratios.max(), 400)
-    figure = new_figure(10, 4.4)
-    axes = figure.subplots(1, 2, sharey=True)
-    for ax, advantage in zip(axes, ADVANTAGES):
-        correct = np.minimum(fine * advantage, np.clip(fine, 1 - clip, 1 + clip) * advantage)
-        ax.axvspan(1 - clip, 1 + clip, color="#dbe9f6", label=f"band 1 ± {clip:g} (your eps)")
-        ax.plot(fine, correct, color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
-        student = data["student"].get(sign_key(advantage))
-        if student is not None:
-            values = stored_series(student)
-            if values.shape != ratios.shape:
-                raise ValueError("ratios and values differ in length")
-            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2,
-                    label="your policy_loss (minus)")
-        else:
-            ax.text(0.5, 0.5, "your policy_loss gave no value here", transform=ax.transAxes,
-                    ha="center", color="#9b2c2c")
-        ax.set_title(f"advantage A = {advantage:+g}")
-        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("per-sample objective (minus the loss)")
-    # One legend below both panels: inside, it would hide the curves it explains.
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
-                  frameon=False)
+    figure = clipped_objective_figure(
+        data, eps=clip, show_right=True, band_label=f"band 1 ± {clip:g} (your eps)",
+        student_label="your policy_loss (minus)", missing="your policy_loss gave no value here",
+        ylabel="per-sample objective (minus the loss)")
     return "Your clipped objective against the correct one", figure
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from rlcourse.grading.figures import (
-    draw_present, finite_array, new_figure, plain, sign_key, stored_series,
+    clipped_objective_figure, draw_present, finite_array, new_figure, plain, sign_key, stored_series,
     unless_the_worker_is_lost)
 
 DEFAULT_EPS = 0.2
@@ -173,33 +173,11 @@ def _draw_surrogate(data: dict, *, sealed=frozenset()):
     eps = float(data["eps"])
     if not 0.0 < eps < 1.0:
         raise ValueError("eps out of range")
-    ratios = np.asarray(data["ratios"], dtype=np.float64)
     show_right = not (sealed & SURROGATE_ANSWERS)
-    fine = np.linspace(ratios.min(), ratios.max(), 400)
-    figure = new_figure(10, 4.4)
-    axes = figure.subplots(1, 2, sharey=True)
-    for ax, advantage in zip(axes, ADVANTAGES):
-        ax.axvspan(1 - eps, 1 + eps, color="#dbe9f6", label=f"clipping band 1 ± {eps:g}")
-        if show_right:
-            ax.plot(fine, np.minimum(fine * advantage, np.clip(fine, 1 - eps, 1 + eps) * advantage),
-                    color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
-        student = data["student"].get(sign_key(advantage))
-        if student is not None:
-            values = stored_series(student)
-            if values.shape != ratios.shape:
-                raise ValueError("ratios and values differ in length")
-            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2,
-                    label="your clipped_surrogate")
-        else:
-            ax.text(0.5, 0.5, "your clipped_surrogate gave no value here", transform=ax.transAxes,
-                    ha="center", color="#9b2c2c")
-        ax.set_title(f"advantage A = {advantage:+g}")
-        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("per-sample objective")
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
-                  frameon=False)
+    figure = clipped_objective_figure(
+        data, eps=eps, show_right=show_right, band_label=f"clipping band 1 ± {eps:g}",
+        student_label="your clipped_surrogate", missing="your clipped_surrogate gave no value here",
+        ylabel="per-sample objective")
     title = "Your clipped surrogate" + (" against the correct one" if show_right else
                                         " (the correct curve is shown after the due date)")
     return title, figure

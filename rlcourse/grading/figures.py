@@ -87,3 +87,38 @@ def stored_series(values) -> np.ndarray:
     if values and isinstance(values[0], list):
         return np.array([stored_series(row) for row in values], dtype=np.float64)
     return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+
+def clipped_objective_figure(data: dict, *, eps: float, show_right: bool, band_label: str,
+                             student_label: str, missing: str, ylabel: str):
+    """PPO's clipped objective for A = +1 and A = -1 side by side: the band at `eps`, the right
+    curve min(rA, clip(r)A) when `show_right`, and the student's values stored in `data`
+    (`ratios`, and `student` keyed by `sign_key`; `missing` is said where a sign has none). ps1 draws its policy_loss this way, ps2 its
+    clipped_surrogate: one figure, so that the two assignments show the same picture."""
+    ratios = np.asarray(data["ratios"], dtype=np.float64)
+    fine = np.linspace(ratios.min(), ratios.max(), 400)
+    figure = new_figure(10, 4.4)
+    axes = figure.subplots(1, 2, sharey=True)
+    for ax, advantage in zip(axes, (1.0, -1.0)):
+        ax.axvspan(1 - eps, 1 + eps, color="#dbe9f6", label=band_label)
+        if show_right:
+            ax.plot(fine, np.minimum(fine * advantage, np.clip(fine, 1 - eps, 1 + eps) * advantage),
+                    color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
+        student = data["student"].get(sign_key(advantage))
+        if student is not None:
+            values = stored_series(student)
+            if values.shape != ratios.shape:
+                raise ValueError("ratios and values differ in length")
+            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2, label=student_label)
+        else:
+            ax.text(0.5, 0.5, missing, transform=ax.transAxes,
+                    ha="center", color="#9b2c2c")
+        ax.set_title(f"advantage A = {advantage:+g}")
+        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(ylabel)
+    # One legend below both panels: inside, it would hide the curves it explains.
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
+                  frameon=False)
+    return figure
