@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rlcourse.grading.figures import clipped_objective_figure, draw_present, new_figure, sign_key, stored_series
+
 CLIP = 0.2
 """The clip drawn when the student's own (PARAMS['clip']) is not known: the default. The figure
 is drawn at the student's own eps, the one exercise 4 asks them to reason with, so its band
@@ -81,7 +83,7 @@ def _clip_objective(student, clip: float = CLIP) -> dict:
             value = _finite_float(loss(records))
             values.append(None if value is None else -value)
         if any(value is not None for value in values):
-            curves[_sign_key(advantage)] = values
+            curves[sign_key(advantage)] = values
     if not curves:
         return {}
     return {"clip": clip, "ratios": [float(r) for r in RATIOS], "student": curves}
@@ -135,66 +137,18 @@ def _finite_float(value) -> float | None:
     return float(array.reshape(()))
 
 
-def _sign_key(advantage: float) -> str:
-    return "positive" if advantage > 0 else "negative"
-
-
 # --- figures (any process, from stored artifacts) -----------------------------------------------
 def figures(artifacts: dict) -> list:
     """[(title, matplotlib Figure)] for the parts present and well-formed in `artifacts`."""
-    out = []
-    for key, draw in (("clip_objective", _draw_clip_objective), ("training", _draw_training)):
-        data = artifacts.get(key) if isinstance(artifacts, dict) else None
-        if not data or not isinstance(data, dict):
-            continue
-        try:
-            out.append(draw(data))
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
-            continue  # artifacts from an older or damaged ledger: leave this figure out
-    return out
-
-
-def _figure(width: float, height: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _series(values) -> np.ndarray:
-    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    return draw_present(artifacts, (("clip_objective", _draw_clip_objective), ("training", _draw_training)))
 
 
 def _draw_clip_objective(data: dict):
     clip = float(data["clip"])
-    ratios = np.asarray(data["ratios"], dtype=np.float64)
-    fine = np.linspace(ratios.min(), ratios.max(), 400)
-    figure = _figure(10, 4.4)
-    axes = figure.subplots(1, 2, sharey=True)
-    for ax, advantage in zip(axes, ADVANTAGES):
-        correct = np.minimum(fine * advantage, np.clip(fine, 1 - clip, 1 + clip) * advantage)
-        ax.axvspan(1 - clip, 1 + clip, color="#dbe9f6", label=f"band 1 ± {clip:g} (your eps)")
-        ax.plot(fine, correct, color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
-        student = data["student"].get(_sign_key(advantage))
-        if student is not None:
-            values = _series(student)
-            if values.shape != ratios.shape:
-                raise ValueError("ratios and values differ in length")
-            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2,
-                    label="your policy_loss (minus)")
-        else:
-            ax.text(0.5, 0.5, "your policy_loss gave no value here", transform=ax.transAxes,
-                    ha="center", color="#9b2c2c")
-        ax.set_title(f"advantage A = {advantage:+g}")
-        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("per-sample objective (minus the loss)")
-    # One legend below both panels: inside, it would hide the curves it explains.
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
-                  frameon=False)
+    figure = clipped_objective_figure(
+        data, eps=clip, show_right=True, band_label=f"band 1 ± {clip:g} (your eps)",
+        student_label="your policy_loss (minus)", missing="your policy_loss gave no value here",
+        ylabel="per-sample objective (minus the loss)")
     return "Your clipped objective against the correct one", figure
 
 
@@ -216,7 +170,7 @@ def _draw_training(data: dict):
     exact = _oracle().for_parameters(data.get("rewards") or {})  # none stored: the defaults
     rewards = exact.corridor
     reference = reference_curves(rewards.step_cost, rewards.goal_reward) or {}
-    figure = _figure(10, 4.2)
+    figure = new_figure(10, 4.2)
     ax = figure.subplots()
     styles = {"reinforce": ("REINFORCE", "#2b6cb0"), "ppo": ("clipped surrogate (PPO)", "#dd6b20")}
     for key, (label, colour) in styles.items():
@@ -224,7 +178,7 @@ def _draw_training(data: dict):
             ax.plot(np.arange(len(reference[key])), reference[key], color=colour, alpha=0.45,
                     linewidth=4, label=f"reference {label}")
         if data.get(key) is not None:
-            values = _series(data[key])
+            values = stored_series(data[key])
             ax.plot(np.arange(values.size), values, color=colour, linewidth=1.6,
                     label=f"your {label}")
     best, uniform = exact.best_return(), exact.uniform_return()

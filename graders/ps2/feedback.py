@@ -24,10 +24,13 @@ student's outputs on them; the right curves are drawn from those inputs with the
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
+
+from rlcourse.grading.figures import (
+    clipped_objective_figure, draw_present, finite_array, new_figure, plain, sign_key, stored_series,
+    unless_the_worker_is_lost)
 
 DEFAULT_EPS = 0.2
 """PPOConfig's eps, the clip every student trains with unless the assignment gives them their own
@@ -86,10 +89,10 @@ def figure_buffer(gamma: float = DEFAULT_GAMMA, lam: float = DEFAULT_LAM) -> dic
 def _gae(student, params: dict) -> dict:
     buffer = figure_buffer(float(params.get("gamma", DEFAULT_GAMMA)), float(params.get("lam", DEFAULT_LAM)))
     arrays = [buffer[key] for key in ("rewards", "values", "next_values", "terminated", "truncated")]
-    actual = _finite_array(student.call("compute_gae", *arrays, gamma=buffer["gamma"], lam=buffer["lam"]))
+    actual = finite_array(student.call("compute_gae", *arrays, gamma=buffer["gamma"], lam=buffer["lam"]))
     if actual is None or actual.shape != buffer["rewards"].shape:
         return {}
-    return {key: _plain(value) for key, value in buffer.items()} | {"student": _plain(actual)}
+    return {key: plain(value) for key, value in buffer.items()} | {"student": plain(actual)}
 
 
 def _surrogate(student, params: dict) -> dict:
@@ -99,77 +102,21 @@ def _surrogate(student, params: dict) -> dict:
     curves = {}
     for advantage in ADVANTAGES:
         try:
-            values = _finite_array(student.call("clipped_surrogate", RATIOS.copy(),
-                                                np.full(RATIOS.shape, advantage), eps=eps))
+            values = finite_array(student.call("clipped_surrogate", RATIOS.copy(),
+                                               np.full(RATIOS.shape, advantage), eps=eps))
         except Exception as error:  # noqa: BLE001 - one sign may fail alone
-            _unless_the_worker_is_lost(error)
+            unless_the_worker_is_lost(error)
             continue
         if values is not None and values.shape == RATIOS.shape:
-            curves[_sign_key(advantage)] = _plain(values)
-    return {"eps": eps, "ratios": _plain(RATIOS), "student": curves} if curves else {}
-
-
-def _unless_the_worker_is_lost(error: Exception) -> None:
-    """Re-raise a hang or a crash: asking the next call would wait out another limit or start a
-    fresh worker (the cells again) for a figure; any other failure leaves only this panel out."""
-    from rlcourse.worker.errors import WorkerError
-
-    if isinstance(error, WorkerError) and error.kind in ("timeout", "worker_crashed"):
-        raise error
-
-
-def _finite_array(value) -> np.ndarray | None:
-    """The student's output as float64, NaN where it is not finite; None if it is not numbers."""
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    return np.where(np.isfinite(array), array, np.nan)
-
-
-def _plain(value):
-    """JSON data: nested lists of floats or bools, None for NaN (the ledger is JSON)."""
-    array = np.asarray(value)
-    if array.dtype == bool:
-        return array.tolist()
-    if array.ndim == 0:
-        return float(array)
-    return [_plain(row) for row in array] if array.ndim > 1 else [
-        None if not math.isfinite(v) else float(v) for v in array.astype(np.float64)]
-
-
-def _sign_key(advantage: float) -> str:
-    return "positive" if advantage > 0 else "negative"
+            curves[sign_key(advantage)] = plain(values)
+    return {"eps": eps, "ratios": plain(RATIOS), "student": curves} if curves else {}
 
 
 # --- figures (any process, from stored artifacts) -----------------------------------------------
 def figures(artifacts: dict, *, sealed=frozenset()) -> list:
     """[(title, matplotlib Figure)] for the parts present and well-formed in `artifacts`; `sealed`
     is the ids of the items whose outcome the page holds back (rlcourse.grading.grade.student_view)."""
-    out = []
-    for key, draw in (("gae", _draw_gae), ("surrogate", _draw_surrogate)):
-        data = artifacts.get(key) if isinstance(artifacts, dict) else None
-        if not data or not isinstance(data, dict):
-            continue
-        try:
-            out.append(draw(data, sealed=frozenset(sealed)))
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
-            continue  # artifacts from an older or damaged ledger: leave this figure out
-    return out
-
-
-def _figure(width: float, height: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _series(values) -> np.ndarray:
-    return np.array([[np.nan if v is None else float(v) for v in row] if isinstance(row, list)
-                     else (np.nan if row is None else float(row)) for row in values], dtype=np.float64)
+    return draw_present(artifacts, (("gae", _draw_gae), ("surrogate", _draw_surrogate)), sealed=frozenset(sealed))
 
 
 def _oracle():
@@ -181,9 +128,9 @@ def _oracle():
 def _draw_gae(data: dict, *, sealed=frozenset()):
     from matplotlib.ticker import MaxNLocator
 
-    rewards, values, next_values = (_series(data[key]) for key in ("rewards", "values", "next_values"))
+    rewards, values, next_values = (stored_series(data[key]) for key in ("rewards", "values", "next_values"))
     terminated, truncated = (np.array(data[key], dtype=bool) for key in ("terminated", "truncated"))
-    student = _series(data["student"])
+    student = stored_series(data["student"])
     gamma, lam = float(data["gamma"]), float(data["lam"])
     if not (rewards.shape == values.shape == next_values.shape == terminated.shape
             == truncated.shape == student.shape) or rewards.ndim != 2:
@@ -191,7 +138,7 @@ def _draw_gae(data: dict, *, sealed=frozenset()):
     exact = _oracle().gae_by_definition(rewards, values, next_values, terminated, truncated,
                                         gamma=gamma, lam=lam)
     steps, envs = rewards.shape
-    figure = _figure(10, 2.6 * envs + 0.8)
+    figure = new_figure(10, 2.6 * envs + 0.8)
     axes = np.atleast_1d(figure.subplots(envs, 1, sharex=True, squeeze=False)[:, 0])
     time = np.arange(steps)
     for column, ax in enumerate(axes):
@@ -226,33 +173,11 @@ def _draw_surrogate(data: dict, *, sealed=frozenset()):
     eps = float(data["eps"])
     if not 0.0 < eps < 1.0:
         raise ValueError("eps out of range")
-    ratios = np.asarray(data["ratios"], dtype=np.float64)
     show_right = not (sealed & SURROGATE_ANSWERS)
-    fine = np.linspace(ratios.min(), ratios.max(), 400)
-    figure = _figure(10, 4.4)
-    axes = figure.subplots(1, 2, sharey=True)
-    for ax, advantage in zip(axes, ADVANTAGES):
-        ax.axvspan(1 - eps, 1 + eps, color="#dbe9f6", label=f"clipping band 1 ± {eps:g}")
-        if show_right:
-            ax.plot(fine, np.minimum(fine * advantage, np.clip(fine, 1 - eps, 1 + eps) * advantage),
-                    color="#2b6cb0", linewidth=2.5, label="correct: min(rA, clip(r)A)")
-        student = data["student"].get(_sign_key(advantage))
-        if student is not None:
-            values = _series(student)
-            if values.shape != ratios.shape:
-                raise ValueError("ratios and values differ in length")
-            ax.plot(ratios, values, "o--", color="#dd6b20", markersize=4, linewidth=1.2,
-                    label="your clipped_surrogate")
-        else:
-            ax.text(0.5, 0.5, "your clipped_surrogate gave no value here", transform=ax.transAxes,
-                    ha="center", color="#9b2c2c")
-        ax.set_title(f"advantage A = {advantage:+g}")
-        ax.set_xlabel("probability ratio r = π(a|s) / π_old(a|s)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("per-sample objective")
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9,
-                  frameon=False)
+    figure = clipped_objective_figure(
+        data, eps=eps, show_right=show_right, band_label=f"clipping band 1 ± {eps:g}",
+        student_label="your clipped_surrogate", missing="your clipped_surrogate gave no value here",
+        ylabel="per-sample objective")
     title = "Your clipped surrogate" + (" against the correct one" if show_right else
                                         " (the correct curve is shown after the due date)")
     return title, figure

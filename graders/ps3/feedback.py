@@ -18,10 +18,12 @@ these inputs (CONCEPT_TIME_LIMIT_TARGET's one-step target uses numbers none of t
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
+
+from rlcourse.grading.figures import (
+    draw_present, finite_array, new_figure, plain, stored_series, unless_the_worker_is_lost)
 
 SEED = 3030
 GAMMA, LAM = 0.99, 0.95
@@ -103,98 +105,45 @@ def _old_probs(probs: np.ndarray, actions: np.ndarray) -> np.ndarray:
 
 def _returns(student) -> dict:
     inputs = figure_inputs()
-    data = {"episode": _plain(inputs["episode"]), "gamma": RETURNS_GAMMA}
-    returns = _array(student.call("discounted_returns", inputs["episode"], RETURNS_GAMMA))
+    data = {"episode": plain(inputs["episode"]), "gamma": RETURNS_GAMMA}
+    returns = finite_array(student.call("discounted_returns", inputs["episode"], RETURNS_GAMMA))
     if returns is not None and returns.shape == inputs["episode"].shape:
-        data["student_returns"] = _plain(returns)
+        data["student_returns"] = plain(returns)
     buffer = inputs["buffer"]
     try:
-        advantages = _array(student.call("gae", *(buffer[key] for key in BUFFER_KEYS), GAMMA, LAM))
+        advantages = finite_array(student.call("gae", *(buffer[key] for key in BUFFER_KEYS), GAMMA, LAM))
     except Exception as error:  # noqa: BLE001 - the returns' panel is kept without it
-        _unless_the_worker_is_lost(error)
+        unless_the_worker_is_lost(error)
         advantages = None
     if advantages is not None and advantages.shape == buffer["rewards"].shape:
-        data |= {"buffer": {key: _plain(value) for key, value in buffer.items()},
-                 "lam": LAM, "buffer_gamma": GAMMA, "student_gae": _plain(advantages)}
+        data |= {"buffer": {key: plain(value) for key, value in buffer.items()},
+                 "lam": LAM, "buffer_gamma": GAMMA, "student_gae": plain(advantages)}
     return data if {"student_returns", "student_gae"} & set(data) else {}
 
 
 def _gradients(student) -> dict:
     inputs = figure_inputs()
     probs = _softmax(inputs["logits"])
-    data = {key: _plain(inputs[key]) for key in ("logits", "weights", "old_probs", "advantages")}
+    data = {key: plain(inputs[key]) for key in ("logits", "weights", "old_probs", "advantages")}
     data |= {"actions": [int(a) for a in inputs["actions"]], "eps": EPS}
     for key, call in (("reinforce", lambda: student.call("reinforce_logit_grad", probs, inputs["actions"],
                                                          inputs["weights"])),
                       ("ppo", lambda: student.call("ppo_logit_grad", probs, inputs["old_probs"],
                                                    inputs["actions"], inputs["advantages"], eps=EPS))):
         try:
-            gradient = _array(call())
+            gradient = finite_array(call())
         except Exception as error:  # noqa: BLE001 - one function failing leaves the other's panel
-            _unless_the_worker_is_lost(error)
+            unless_the_worker_is_lost(error)
             continue
         if gradient is not None and gradient.shape == probs.shape:
-            data[f"student_{key}"] = _plain(gradient)
+            data[f"student_{key}"] = plain(gradient)
     return data if {"student_reinforce", "student_ppo"} & set(data) else {}
-
-
-def _unless_the_worker_is_lost(error: Exception) -> None:
-    """Re-raise a hang or a crash: asking the next call would wait out another limit or start a
-    fresh worker (the cells again) for a figure; any other failure leaves only this panel out."""
-    from rlcourse.worker.errors import WorkerError
-
-    if isinstance(error, WorkerError) and error.kind in ("timeout", "worker_crashed"):
-        raise error
-
-
-def _array(value) -> np.ndarray | None:
-    """The student's output as float64, NaN where not finite; None if it is not numbers."""
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    return np.where(np.isfinite(array), array, np.nan)
-
-
-def _plain(value):
-    """JSON data: nested lists of floats or bools, None for NaN (the ledger is JSON)."""
-    array = np.asarray(value)
-    if array.dtype == bool:
-        return array.tolist()
-    if array.ndim > 1:
-        return [_plain(row) for row in array]
-    return [None if not math.isfinite(v) else float(v) for v in array.astype(np.float64)]
 
 
 # --- figures (any process, from stored artifacts) -----------------------------------------------
 def figures(artifacts: dict) -> list:
     """[(title, matplotlib Figure)] for the parts present and well-formed in `artifacts`."""
-    out = []
-    for key, draw in (("returns", _draw_returns), ("gradients", _draw_gradients)):
-        data = artifacts.get(key) if isinstance(artifacts, dict) else None
-        if not data or not isinstance(data, dict):
-            continue
-        try:
-            out.append(draw(data))
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
-            continue  # artifacts from an older or damaged ledger: leave this figure out
-    return out
-
-
-def _figure(width: float, height: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _series(values) -> np.ndarray:
-    """Stored numbers back as float64 (None is NaN), nested lists as a 2-D array."""
-    if values and isinstance(values[0], list):
-        return np.array([_series(row) for row in values], dtype=np.float64)
-    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    return draw_present(artifacts, (("returns", _draw_returns), ("gradients", _draw_gradients)))
 
 
 def _oracle():
@@ -219,12 +168,12 @@ def _draw_returns(data: dict):
     panels = [key for key in ("student_returns", "student_gae") if key in data]
     if not panels:
         raise ValueError("nothing to draw")
-    figure = _figure(10, 3.2 * len(panels) + 0.6)
+    figure = new_figure(10, 3.2 * len(panels) + 0.6)
     axes = np.atleast_1d(figure.subplots(len(panels), 1, squeeze=False)[:, 0])
     for ax, key in zip(axes, panels):
         if key == "student_returns":
-            episode, gamma = _series(data["episode"]), float(data["gamma"])
-            student = _series(data[key])
+            episode, gamma = stored_series(data["episode"]), float(data["gamma"])
+            student = stored_series(data[key])
             if student.shape != episode.shape:
                 raise ValueError("the episode and the returns differ in length")
             time = np.arange(episode.size)
@@ -247,9 +196,9 @@ def _gae_panel(ax, data: dict, exact) -> None:
     from matplotlib.ticker import MaxNLocator
 
     buffer = data["buffer"]
-    rewards, values, next_values = (_series(buffer[key]) for key in ("rewards", "values", "next_values"))
+    rewards, values, next_values = (stored_series(buffer[key]) for key in ("rewards", "values", "next_values"))
     terminated, truncated = (np.array(buffer[key], dtype=bool) for key in ("terminated", "truncated"))
-    student = _series(data["student_gae"])
+    student = stored_series(data["student_gae"])
     gamma, lam = float(data["buffer_gamma"]), float(data["lam"])
     if not (rewards.shape == values.shape == next_values.shape == terminated.shape == truncated.shape
             == student.shape) or rewards.ndim != 1:
@@ -276,10 +225,10 @@ def _gae_panel(ax, data: dict, exact) -> None:
 
 def _draw_gradients(data: dict):
     exact = _oracle()
-    logits = _series(data["logits"])
+    logits = stored_series(data["logits"])
     actions = np.array(data["actions"], dtype=np.int64)
-    weights, advantages = _series(data["weights"]), _series(data["advantages"])
-    old_probs, eps = _series(data["old_probs"]), float(data["eps"])
+    weights, advantages = stored_series(data["weights"]), stored_series(data["advantages"])
+    old_probs, eps = stored_series(data["old_probs"]), float(data["eps"])
     if logits.ndim != 2 or actions.shape != (logits.shape[0],) or weights.shape != actions.shape:
         raise ValueError("the batch's arrays do not fit together")
     losses = {"reinforce": ("reinforce_logit_grad", "-mean(w log π(a))",
@@ -289,12 +238,12 @@ def _draw_gradients(data: dict):
     panels = [key for key in losses if f"student_{key}" in data]
     if not panels:
         raise ValueError("nothing to draw")
-    figure = _figure(5 * len(panels), 4.6)
+    figure = new_figure(5 * len(panels), 4.6)
     axes = np.atleast_1d(figure.subplots(1, len(panels), squeeze=False)[0])
     for ax, key in zip(axes, panels):
         name, loss_text, loss = losses[key]
         numeric = exact.finite_difference(loss, logits).reshape(-1)
-        student = _series(data[f"student_{key}"])
+        student = stored_series(data[f"student_{key}"])
         if student.shape != logits.shape:
             raise ValueError("the gradient's shape is not the logits'")
         student = student.reshape(-1)

@@ -141,19 +141,25 @@ class AuditLog:
         return {item: new for item, new in rows}
 
 
+def _read_only(class_root: Path, query: str, parameters: tuple) -> list:
+    """The rows `query` selects from the class's log, opened read only; none for a class without
+    a log (pages and reports read it, and never create one)."""
+    path = audit_path(class_root)
+    if not path.is_file():
+        return []
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=60)
+    try:
+        return connection.execute(query, parameters).fetchall()
+    finally:
+        connection.close()
+
+
 def override_notes(class_root: Path, assignment: str, student: str) -> dict[str, tuple[str, str]]:
     """cell -> (comment, by) of the latest change the log holds for each of `student`'s items,
     when that change was an override (`rlcourse override`); a cell changed last in formgrader
     has ("", "unknown (outside rlcourse)"). Read only: a class without a log has none."""
-    path = audit_path(class_root)
-    if not path.is_file():
-        return {}
-    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=60)
-    try:
-        rows = connection.execute("SELECT item, cause, detail, by FROM entries WHERE assignment = ? AND "
-                                  "student = ? ORDER BY seq", (assignment, student)).fetchall()
-    finally:
-        connection.close()
+    rows = _read_only(class_root, "SELECT item, cause, detail, by FROM entries WHERE assignment = ? AND "
+                      "student = ? ORDER BY seq", (assignment, student))
     latest = {item: (cause, detail, by) for item, cause, detail, by in rows}
     return {item: (json.loads(detail).get("comment", ""), by) for item, (cause, detail, by) in latest.items()
             if cause in (OVERRIDE, UNEXPLAINED)}
@@ -164,15 +170,8 @@ def latest_regrade(class_root: Path, assignment: str, student: str):
     changes one regrading made, which share its moment), or None. Read only."""
     from rlcourse.grading.grade import Regrade
 
-    path = audit_path(class_root)
-    if not path.is_file():
-        return None
-    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=60)
-    try:
-        rows = connection.execute("SELECT item, old, new, at FROM entries WHERE assignment = ? AND student = ? "
-                                  "AND cause = 'regrade' ORDER BY seq", (assignment, student)).fetchall()
-    finally:
-        connection.close()
+    rows = _read_only(class_root, "SELECT item, old, new, at FROM entries WHERE assignment = ? AND student = ? "
+                      "AND cause = 'regrade' ORDER BY seq", (assignment, student))
     if not rows:
         return None
     at = rows[-1][3]
