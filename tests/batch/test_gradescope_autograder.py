@@ -259,7 +259,7 @@ def test_setup_sh_installs_a_working_environment(ps1, tmp_path):
                            capture_output=True, text=True, check=True, timeout=300)
     engine, jax_version, torch_version = probe.stdout.split()
     assert engine.startswith(str(venv)) and jax_version == "0.10.2" and torch_version.startswith("2.13.0")
-    assert list((root / "source" / ".rlcourse-cache").glob("jax-*/ps1/warmed-*"))  # setup warmed it
+    assert list((root / "source" / ".rlcourse-cache").glob("jax-*/ps1/given-code/warmed-*"))  # setup warmed it
     notebook = DEMO / "ada" / "ps1" / "ps1.ipynb"
     command = ["bwrap", "--dev-bind", "/", "/", "--bind", str(root), "/autograder", "--chdir", "/autograder",
                "--setenv", "RLCOURSE_PYTHON", str(venv / "bin" / "python"), "/autograder/run_autograder"]
