@@ -36,6 +36,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import signal
 import socket
 import subprocess
@@ -159,6 +160,13 @@ def gradebook_metadata(class_dir: Path) -> tuple:
     """The gradebook's mode, owner and xattrs (its content and times are the grader's to change)."""
     info = (class_dir / "gradebook.db").lstat()
     return info.st_mode, info.st_uid, info.st_gid, tuple(os.listxattr(class_dir / "gradebook.db"))
+
+
+
+GRADER_WRITES = ("gradebook.db", "audit.db", ".rlcourse-autograde.lock")
+"""What autograde itself writes in the class directory on every run: the gradebook, the audit log
+of the changes it made (issue 33) and its lock. The gradebook's metadata is checked apart, and the
+audit log must be a regular file of the grader's own."""
 
 
 def course_snapshot(course: Path) -> dict[str, tuple]:
@@ -362,7 +370,7 @@ def graded(request, tmp_path_factory, shared_course):
     first = autograde("--student", "ada")  # graded and recorded before any attack
     assert first.returncode == 0, first.stderr[-3000:]
     course_files = course_snapshot(course)
-    class_files = snapshot(class_dir, skip=lambda p: p.name in ("gradebook.db", ".rlcourse-autograde.lock"))
+    class_files = snapshot(class_dir, skip=lambda p: p.name in GRADER_WRITES)
     class_files["gradebook.db"] = gradebook_metadata(class_dir)
     listeners = {entry.name: Listener(EXTRAS[entry.name].LISTENER_PORT)
                  for entry in entries if hasattr(EXTRAS[entry.name], "LISTENER_PORT")}
@@ -435,8 +443,10 @@ def test_no_file_outside_the_scratch_directories_changed(graded):
     assert now == graded["course_files"], [path for path in now if now[path] != graded["course_files"].get(path)]
     assert not graded["planted"] and not marked_by_an_attack(ENGINE), graded["planted"]
     hostile = {entry.name for entry in graded["entries"]} | {"zoe"}
-    now = snapshot(graded["class_dir"], skip=lambda p: p.name in ("gradebook.db", ".rlcourse-autograde.lock"))
+    now = snapshot(graded["class_dir"], skip=lambda p: p.name in GRADER_WRITES)
     now["gradebook.db"] = gradebook_metadata(graded["class_dir"])
+    audit = (graded["class_dir"] / "audit.db").lstat()
+    assert stat.S_ISREG(audit.st_mode) and audit.st_uid == os.getuid() and not audit.st_mode & 0o022
     changed = {path for path, before in graded["class_files"].items() if now.get(path) != before}
     changed = {p for p in changed if not p.startswith(str(graded["class_dir"] / "reports"))}
     new = {path for path in set(now) - set(graded["class_files"])
