@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rlcourse.grading.figures import clipped_objective_figure, draw_present, new_figure, sign_key, stored_series
+from rlcourse.grading.figures import (
+    clipped_objective_figure, collect_each, draw_present, new_figure, sign_key, stored_series)
 
 CLIP = 0.2
 """The clip drawn when the student's own (PARAMS['clip']) is not known: the default. The figure
@@ -43,17 +44,9 @@ REWARDS = ("step_cost", "goal_reward")
 # --- collect (grader process, student worker alive) --------------------------------------------
 def collect(student, params: dict | None = None) -> dict:
     """The figures' data; `params` are the graded student's own values (the defaults if None)."""
-    artifacts = {}
     clip = float((params or {}).get("clip", CLIP))
-    for name, part in (("clip_objective", partial(_clip_objective, clip=clip)),
-                       ("training", partial(_training_curves, params=params or {}))):
-        try:
-            data = part(student)
-        except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
-            continue
-        if data:
-            artifacts[name] = data
-    return artifacts
+    return collect_each(student, (("clip_objective", partial(_clip_objective, clip=clip)),
+                                  ("training", partial(_training_curves, params=params or {}))))
 
 
 def _one_step_records(advantage: float, ratio: float, logp: float) -> dict:

@@ -24,13 +24,14 @@ student's outputs on them; the right curves are drawn from those inputs with the
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from rlcourse.grading.figures import (
-    clipped_objective_figure, draw_present, finite_array, new_figure, plain, sign_key, stored_series,
-    unless_the_worker_is_lost)
+    clipped_objective_figure, collect_each, draw_present, finite_array, new_figure, plain, sign_key,
+    stored_series, unless_the_worker_is_lost)
 
 DEFAULT_EPS = 0.2
 """PPOConfig's eps, the clip every student trains with unless the assignment gives them their own
@@ -55,15 +56,8 @@ SURROGATE_ANSWERS = frozenset({"concepts.clipped_value", "concepts.slope_favoure
 def collect(student, params: dict | None = None) -> dict:
     """The figures' data; `params` are the graded student's own values (none: the defaults)."""
     params = params or {}
-    artifacts = {}
-    for name, part in (("gae", _gae), ("surrogate", _surrogate)):
-        try:
-            data = part(student, params)
-        except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
-            continue
-        if data:
-            artifacts[name] = data
-    return artifacts
+    return collect_each(student, (("gae", partial(_gae, params=params)),
+                                  ("surrogate", partial(_surrogate, params=params))))
 
 
 def figure_buffer(gamma: float = DEFAULT_GAMMA, lam: float = DEFAULT_LAM) -> dict:

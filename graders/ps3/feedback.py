@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from rlcourse.grading.figures import (
-    draw_present, finite_array, new_figure, plain, stored_series, unless_the_worker_is_lost)
+    collect_each, draw_present, finite_array, new_figure, plain, stored_series, unless_the_worker_is_lost)
 
 SEED = 3030
 GAMMA, LAM = 0.99, 0.95
@@ -48,15 +48,7 @@ where the clip makes the loss flat (A > 0 above it, A < 0 below it) and four whe
 # --- collect (grader process, student worker alive) --------------------------------------------
 def collect(student, params: dict | None = None) -> dict:
     """The figures' data (ps3 has no per-student parameters: `params` is unused)."""
-    artifacts = {}
-    for name, part in (("returns", _returns), ("gradients", _gradients)):
-        try:
-            data = part(student)
-        except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
-            continue
-        if data:
-            artifacts[name] = data
-    return artifacts
+    return collect_each(student, (("returns", _returns), ("gradients", _gradients)))
 
 
 def figure_inputs() -> dict:

@@ -22,6 +22,20 @@ DAMAGED_ARTIFACTS = (TypeError, ValueError, KeyError, AttributeError, IndexError
 
 
 # --- collect (grader process, student worker alive) --------------------------------------------
+def collect_each(student, parts: Iterable[tuple[str, Callable]]) -> dict:
+    """{name: data} for each `(name, part)` whose `part(student)` gives data: a part the
+    student's code makes fail (or that finds nothing to draw) only leaves its figure out."""
+    artifacts = {}
+    for name, part in parts:
+        try:
+            data = part(student)
+        except Exception:  # noqa: BLE001 - the student's failure only leaves this figure out
+            continue
+        if data:
+            artifacts[name] = data
+    return artifacts
+
+
 def unless_the_worker_is_lost(error: Exception) -> None:
     """Re-raise a hang or a crash: asking the next call would wait out another limit or start a
     fresh worker (the cells again) for a figure; any other failure leaves only this panel out."""
