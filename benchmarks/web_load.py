@@ -12,6 +12,11 @@ submissions. Prints:
 * what that throughput means for the whole class submitting in the last hour,
 * the page's response time while the queue is full (median, 95th percentile).
 
+With `--latency` it measures what one student waits instead (issue 35): the first submission
+to a service started with `--no-warm` (it pays for the grading process, the graders and the fork
+template), the first to a service started as `rlcourse web` starts by default, once its log says
+every lane is ready, and the median of `--repeats` submissions after that, one at a time.
+
 The demo notebooks were written for their own students' parameters ([variants]), so most score
 less here than in the demo: this measures time, not marks. Nothing is kept.
 
@@ -88,6 +93,54 @@ def submit_and_wait(url: str, token: str, notebook: Path, timeout: float = 3600)
     raise RuntimeError(f"#{view['id']} not graded after {timeout} s")
 
 
+def start_service(course: Path, class_dir: Path, log: Path, *args: str):
+    """`rlcourse web` on a free loopback port: (process, url)."""
+    env = {key: value for key, value in os.environ.items() if key != "RLCOURSE_ROOT"}
+    env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
+    server = subprocess.Popen([str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(class_dir), *args],
+                              cwd=course, env=env, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+    return server, server.stdout.readline().split(" on ")[1].split()[0].rstrip("/")
+
+
+def latency(scratch: Path, repeats: int) -> int:
+    """Upload to feedback for one student at a time: cold, first after warming, then warm."""
+    course = scratch / "course"
+    copy_course(course)
+    students = ["cold", "first"] + [f"s{number}" for number in range(repeats)]
+    results = {}
+    for mode, args in (("cold", ("--no-warm", "--graders", "1")), ("warm", ("--graders", "1"))):
+        class_dir = scratch / f"class-{mode}"
+        tokens = dict(issue_tokens(ClassDirectory(class_dir), students=students, staff=[]))
+        with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:
+            gradebook.update_or_create_assignment("ps1")
+        log = scratch / f"web-{mode}.log"
+        started = time.monotonic()
+        server, url = start_service(course, class_dir, log, *args)
+        try:
+            if mode == "cold":
+                results["cold"] = submit_and_wait(url, tokens["cold"], DEMO[0])[0]
+                continue
+            while "ps1 ready for grading" not in log.read_text():
+                if "could not be made ready" in log.read_text() or server.poll() is not None:
+                    print(log.read_text())
+                    return 1
+                time.sleep(0.2)
+            results["ready after start"] = time.monotonic() - started
+            results["first"] = submit_and_wait(url, tokens["first"], DEMO[0])[0]
+            results["warm"] = [submit_and_wait(url, tokens[name], DEMO[0])[0] for name in students[2:]]
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+    median = statistics.median(results["warm"])
+    print(f"one student at a time, ps1 ({DEMO[0].parent.parent.name}'s notebook), one grading lane:")
+    print(f"  first submission, service started with --no-warm: {results['cold']:.1f} s")
+    print(f"  service started (warming by default): every lane ready {results['ready after start']:.1f} s after start")
+    print(f"  first submission after that: {results['first']:.1f} s ({results['first'] / median:.2f}x the warm median)")
+    print(f"  then {repeats} submissions one after another: median {median:.1f} s, "
+          f"fastest {min(results['warm']):.1f} s, slowest {max(results['warm']):.1f} s")
+    return 0
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -97,7 +150,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--submitters", type=int, default=30)
     parser.add_argument("--class-size", type=int, default=2000)
+    parser.add_argument("--latency", action="store_true",
+                        help="one student at a time: cold, first after warming, warm median")
+    parser.add_argument("--repeats", type=int, default=10, help="warm submissions for --latency")
     args = parser.parse_args()
+    if args.latency:
+        with tempfile.TemporaryDirectory(prefix="rlcourse-web-latency-") as scratch:
+            return latency(Path(scratch), args.repeats)
     with tempfile.TemporaryDirectory(prefix="rlcourse-web-load-") as scratch:
         course, class_dir = Path(scratch) / "course", Path(scratch) / "class"
         copy_course(course)
@@ -107,13 +166,10 @@ def main() -> int:
         print(f"tokens for {args.class_size} students: {time.monotonic() - began:.1f} s")
         with Gradebook(ClassDirectory(class_dir).db_url) as gradebook:  # ps1 released to the class
             gradebook.update_or_create_assignment("ps1")
-        env = {key: value for key, value in os.environ.items() if key != "RLCOURSE_ROOT"}
-        env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
-        server = subprocess.Popen([str(BIN / "rlcourse"), "web", "--port", "0", "--course-dir", str(class_dir)],
-                                  cwd=course, env=env, stdout=subprocess.PIPE,
-                                  stderr=open(Path(scratch) / "web.log", "w"), text=True)
+        # --no-warm: the first grading below warms the service on purpose (`--latency` measures
+        # what warming at start saves).
+        server, url = start_service(course, class_dir, Path(scratch) / "web.log", "--no-warm")
         try:
-            url = server.stdout.readline().split(" on ")[1].split()[0].rstrip("/")
             first, view = submit_and_wait(url, tokens[students[0]], DEMO[0])
             print(f"first grading (cold process, course copy's reference run): {first:.1f} s, {view['status']}")
 

@@ -341,7 +341,7 @@ def _web(options) -> int:
     if given and given.hostname and port is None:
         host, port = given.hostname, given.port or 80
     service = WebService(Course.find(), _class_dir(options), scheduler=_scheduler(options),
-                         graders=options.graders or default_workers())
+                         graders=options.graders or default_workers(), warm=not options.no_warm)
     try:
         return run_web(service, host=host, port=8000 if port is None else port, hub=hub)
     except KeyboardInterrupt:  # Ctrl-C, or the hub stopping its service: a normal end
@@ -497,6 +497,9 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--scheduler", default=None,
                      help="a Dask scheduler's address, e.g. tls://HOST:8786 with --dask-certs: "
                           "gradings run on its workers")
+    web.add_argument("--no-warm", action="store_true",
+                     help="do not make the open assignments ready for grading at start (by default "
+                          "each grading process prepares them before the first submission arrives)")
     web.set_defaults(run=_web)
     for sub in (autograde, web):
         sub.add_argument("--dask-certs", type=Path, default=None, metavar="DIR",

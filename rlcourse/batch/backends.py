@@ -154,14 +154,19 @@ class InProcess:
         self._grader = None
         self.workers = 1
 
+    def prepare(self) -> None:
+        """Build the `Grader` now rather than at the first submission: the reference measured
+        (or read), the fork template started. A service calls it before any student submits."""
+        if self._grader is None:
+            from rlcourse.grading.pipeline import Grader
+
+            self._grader = Grader(self.assignment, strategy=self.settings.strategy,
+                                  isolation=self.settings.isolation,
+                                  warm_cache=self.settings.warm_cache, log=self.log)
+
     def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
         for job in jobs:
-            if self._grader is None:
-                from rlcourse.grading.pipeline import Grader
-
-                self._grader = Grader(self.assignment, strategy=self.settings.strategy,
-                                      isolation=self.settings.isolation,
-                                      warm_cache=self.settings.warm_cache, log=self.log)
+            self.prepare()
             try:
                 result = grade_job(self._grader, job)
             except Exception as error:  # noqa: BLE001 - the engine's failure: ungraded, not a zero
@@ -387,14 +392,19 @@ class Dask:
             count = len(self._client.scheduler_info().get("workers", {}))
             self.log(f"dask: grading on {where} ({count} workers)")
 
+    def prepare(self) -> None:
+        """The reference measured here once and the cluster connected, before any submission:
+        the workers warm their own graders on their first task."""
+        if self._client is None:
+            warm_once(self.assignment, self.settings, self.log)
+        self._connect()
+
     def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
         if not jobs:
             return
         from distributed import as_completed
 
-        if self._client is None:
-            warm_once(self.assignment, self.settings, self.log)
-        self._connect()
+        self.prepare()
         fingerprint = assignment_fingerprint(self.assignment)
         window = self.in_flight or max(self.IN_FLIGHT,
                                        4 * len(self._client.scheduler_info().get("workers", {})))

@@ -388,7 +388,8 @@ def create_app(service: WebService, hub=None) -> FastAPI:
                 "name": name, "available": available, "rows": [service.view_json(row, counting=counting) for row in reversed(mine)],
                 "exchange": service.view_json(exchange) if exchange else None,
                 "due": None if token.staff else service.due(token.user, name).describe(),
-                "parameters": None if token.staff else own_parameters(name, token.user)})
+                "parameters": None if token.staff else own_parameters(name, token.user),
+                "getting_ready": available.open and service.queue.readiness.getting_ready(name)})
         return page("web_home.html", status=status, title="Your submissions", user=token.user,
                     staff=token.staff, csrf=csrf, assignments=assignments, error=error, server=server,
                     counting=counting)

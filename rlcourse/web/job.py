@@ -12,6 +12,10 @@ autograded notebook and the feedback page, exactly as for a class) and answers o
 it loaded them (pytest keeps imported grader modules for the life of a process, as
 rlcourse.batch.service explains), after which it exits and the service starts a fresh one.
 
+`{"warm": "ps1"}` grades nothing: it makes the assignment's grading ready (`WarmGraders.warm`) and
+answers `{"warmed": "ps1", "seconds": ...}`. The service sends it for every open assignment when
+it starts (rlcourse.web.queue), so the first submission of the day pays nothing extra.
+
 Why warm: a cold child pays for Python, pytest, the graders and a fork template importing JAX
 or torch before any student cell runs, which is most of a submission's wait. Kept alive, it pays
 them once per assignment, as `rlcourse serve` does for `rlcourse grade`.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 
@@ -82,17 +87,14 @@ class WarmGraders:
         self.engine = engine_fingerprint()
         self.backends: dict[str, tuple[str, object]] = {}
 
-    def grade(self, name: str, student: str, root: str, *, force: bool = False,
-              submission: int | None = None) -> dict:
-        """Grade `student`'s installed submission into the gradebook; the audit log names the
-        service as who changed the scores, and `submission` (the service's id) in the cause."""
-        from rlcourse.batch.autograde import autograde, grading_key
+    def _loaded(self, name: str):
+        """(assignment, grading key, backend) for `name`, the backend built on first use; or the
+        `{"stale": reason}` reply when the graders, the configuration or the engine changed since
+        this process loaded them (pytest keeps imported grader modules: a new process must)."""
+        from rlcourse.batch.autograde import grading_key
         from rlcourse.batch.backends import Dask, GraderSettings, InProcess
-        from rlcourse.batch.check import preflight
         from rlcourse.batch.service import engine_fingerprint
-        from rlcourse.course.class_directory import ClassDirectory
         from rlcourse.course.directory import Course
-        from rlcourse.course.lateness import LatePolicy
 
         assignment = Course.find().assignment(name)
         key = grading_key(assignment)
@@ -104,12 +106,43 @@ class WarmGraders:
                             log=lambda message: print(message, file=sys.stderr, flush=True))
                        if self.scheduler else InProcess(assignment, GraderSettings()))
             loaded = self.backends[name] = (key, backend)
+        return assignment, *loaded
+
+    def warm(self, name: str) -> dict:
+        """Make `name`'s grading ready before any submission of it arrives: the reference
+        measured (and the JAX compilation cache filled) once for the course, the graders' checks
+        made, and this process's fork template started (rlcourse.batch.backends `prepare`), so
+        that the first student of the day waits no longer than the next."""
+        from rlcourse.batch.check import preflight
+
+        started = time.perf_counter()
+        loaded = self._loaded(name)
+        if isinstance(loaded, dict):
+            return loaded
+        assignment, _, backend = loaded
+        preflight(assignment)
+        backend.prepare()
+        return {"warmed": name, "seconds": round(time.perf_counter() - started, 3)}
+
+    def grade(self, name: str, student: str, root: str, *, force: bool = False,
+              submission: int | None = None) -> dict:
+        """Grade `student`'s installed submission into the gradebook; the audit log names the
+        service as who changed the scores, and `submission` (the service's id) in the cause."""
+        from rlcourse.batch.autograde import autograde
+        from rlcourse.batch.check import preflight
+        from rlcourse.course.class_directory import ClassDirectory
+        from rlcourse.course.lateness import LatePolicy
+
+        loaded = self._loaded(name)
+        if isinstance(loaded, dict):
+            return loaded
+        assignment, key, backend = loaded
         class_dir = ClassDirectory(Path(root))
         # autograde's own first checks, before any grading: an author's mistake or a late policy
         # that cannot load costs no grading (autograde makes them again under its lock).
         preflight(assignment)
         LatePolicy(class_dir.root).check()
-        ahead = GradedAhead.prepare(loaded[1], class_dir, assignment, student, key, force=force)
+        ahead = GradedAhead.prepare(backend, class_dir, assignment, student, key, force=force)
         outcomes = autograde(assignment, class_dir=class_dir, students=[student], force=force,
                              workers=1, progress=False, grading=ahead, audited_by="rlcourse web",
                              audit_detail={"service_submission": submission})
@@ -154,8 +187,9 @@ def main() -> int:
         for line in sys.stdin:
             request = json.loads(line)
             try:
-                reply = graders.grade(request["assignment"], request["student"], request["root"],
-                                      force=bool(request.get("force")), submission=request.get("submission"))
+                reply = (graders.warm(request["warm"]) if "warm" in request else
+                         graders.grade(request["assignment"], request["student"], request["root"],
+                                       force=bool(request.get("force")), submission=request.get("submission")))
             except Exception as error:  # noqa: BLE001 - one grading's failure is that grading's reply
                 # ... and this process's end: the next grading starts from a fresh one.
                 replies.write(json.dumps({"graded": False, "error": f"{type(error).__name__}: {error}"}) + "\n")

@@ -75,6 +75,8 @@ class Lane:
     def __init__(self, queue: "GradingQueue", number: int):
         self.queue, self.number = queue, number
         self.child: GradingProcess | None = None
+        self.to_warm: list[str] = []
+        """The open assignments this lane's process is still to make ready (`GradingQueue.start`)."""
 
     def ask(self, request: dict) -> dict:
         for _ in range(2):  # a stale child is replaced once, without counting an attempt
@@ -111,9 +113,37 @@ class Lane:
             child.close()
 
 
+class Readiness:
+    """The open assignments the service is still making ready since it started (each lane's
+    grading process warms each of them: `{"warm": name}`, rlcourse.web.job), for the pages to
+    say that a submission now may wait a little longer than usual."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pending: dict[str, int] = {}
+
+    def expect(self, names: list[str], lanes: int) -> None:
+        with self._lock:
+            for name in names:
+                self._pending[name] = lanes
+
+    def done(self, name: str) -> None:
+        with self._lock:
+            if self._pending.get(name):
+                self._pending[name] -= 1
+
+    def getting_ready(self, name: str) -> bool:
+        with self._lock:
+            return bool(self._pending.get(name))
+
+
 class GradingQueue:
-    def __init__(self, service, log=None, *, graders: int = 1):
+    def __init__(self, service, log=None, *, graders: int = 1, warm: bool = False):
+        """`warm`: at `start`, every lane makes every open assignment ready before the first
+        submission comes (a submission that comes first is graded first, which warms its own)."""
         self.service = service
+        self.warm_at_start = warm
+        self.readiness = Readiness()
         self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -126,6 +156,13 @@ class GradingQueue:
         requeued = self.service.store.requeue_interrupted()
         if requeued:
             self.log(f"rlcourse web: {requeued} submission(s) interrupted by the last stop queued again")
+        if self.warm_at_start:
+            names = self.service.open_assignments()
+            self.readiness.expect(names, len(self.lanes))
+            for lane in self.lanes:
+                lane.to_warm = list(names)
+            if names:
+                self.log(f"rlcourse web: making {', '.join(names)} ready for grading")
         for thread in self._threads:
             thread.start()
 
@@ -142,6 +179,9 @@ class GradingQueue:
         while not self._stop.is_set():
             with self._claim:
                 submission = self.service.store.next_queued()
+            if submission is None and lane.to_warm:
+                self._warm(lane, lane.to_warm.pop(0))
+                continue
             if submission is None:
                 self._wake.wait(timeout=5)
                 self._wake.clear()
@@ -150,6 +190,23 @@ class GradingQueue:
                 self._grade(submission, lane)
             except Exception as error:  # noqa: BLE001 - the thread must outlive any one grading
                 self._retry_or_fail(submission, f"{type(error).__name__}: {error}")
+
+    def _warm(self, lane: Lane, name: str) -> None:
+        """One open assignment made ready in the lane's grading process, between submissions
+        (a queued one always goes first). A failure here costs nothing but the time: the first
+        submission of the assignment then starts its grading as it would have."""
+        try:
+            result = lane.ask({"warm": name})
+        except Exception as error:  # noqa: BLE001 - warming is an optimisation, never a failure
+            result = {"error": f"{type(error).__name__}: {error}"}
+        if "warmed" in result:
+            self.log(f"rlcourse web: {name} ready for grading in lane {lane.number} "
+                     f"({result['seconds']:.1f} s)")
+        else:
+            reason = result.get("died") or result.get("error") or result.get("stale") or "no reply"
+            self.log(f"rlcourse web: {name} could not be made ready in lane {lane.number} ({reason}); "
+                     "its first submission prepares it instead")
+        self.readiness.done(name)  # after the log: what the log says last, the pages say from now
 
     def _grade(self, submission, lane: Lane) -> None:
         service = self.service

@@ -62,13 +62,15 @@ class Due:
 
 class WebService:
     def __init__(self, course: Course, class_dir: ClassDirectory, *, log=None, graders: int = 1,
-                 scheduler: str | None = None):
+                 scheduler: str | None = None, warm: bool = False):
+        """`warm`: make every open assignment ready for grading as soon as the service starts
+        (`rlcourse web` does, unless `--no-warm`), rather than on its first submission."""
         self.course, self.class_dir, self.scheduler = course, class_dir, scheduler
         class_dir.root.mkdir(parents=True, exist_ok=True)
         self.store = Store(class_dir.root / "web.db")
         self.availabilities = Availabilities(course, class_dir, extension=self.extension)
         self.intake = Intake(class_dir, self.store, availability=self.availability, releases=self.releases)
-        self.queue = GradingQueue(self, log=log, graders=graders)
+        self.queue = GradingQueue(self, log=log, graders=graders, warm=warm)
         self._dues: dict[str, tuple[float, dict[str, Due]]] = {}
         self._due_lock = threading.Lock()
         self._grades: dict[tuple, Grade] = {}
@@ -87,6 +89,10 @@ class WebService:
             except CourseError:
                 continue
         return found
+
+    def open_assignments(self) -> list[str]:
+        """The assignments the class may submit now (without anyone's extension)."""
+        return [name for name in self.assignments() if self.availability(name, None).open]
 
     def availability(self, assignment: str, student: str | None) -> Availability:
         """Whether `student` may submit `assignment` now (rlcourse.web.availability)."""

@@ -90,9 +90,13 @@ class Server:
     child at once, as a crash would)."""
 
     def __init__(self, course: Path, class_dir: Path, *, graders: int = 1, extra_env: dict | None = None,
-                 args=()):
+                 args=(), warm: bool = False):
+        """`warm`: as `rlcourse web` starts by default, making the open assignments ready at
+        start; off unless a test is about it (most never grade, and it would cost them a
+        grading process each)."""
         self.course, self.class_dir = course, class_dir
-        self.extra_env, self.args = dict(extra_env or {}), ["--graders", str(graders), *args]
+        self.extra_env = dict(extra_env or {})
+        self.args = ["--graders", str(graders), *(() if warm else ("--no-warm",)), *args]
         self.log = class_dir.parent / f"{class_dir.name}-web.log"
         self.start()
 
