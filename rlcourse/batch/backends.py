@@ -164,6 +164,12 @@ class InProcess:
                                   isolation=self.settings.isolation,
                                   warm_cache=self.settings.warm_cache, log=self.log)
 
+    def wait_ready(self) -> None:
+        """`prepare`, then wait for the fork template's imports: what a service making an
+        assignment ready calls, so that "ready" means the next submission starts at once."""
+        self.prepare()
+        self._grader.wait_ready()
+
     def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
         for job in jobs:
             self.prepare()
@@ -398,6 +404,8 @@ class Dask:
         if self._client is None:
             warm_once(self.assignment, self.settings, self.log)
         self._connect()
+
+    wait_ready = prepare
 
     def grade(self, jobs: list[Job]) -> Iterator[tuple[Job, Report | GradingFailed]]:
         if not jobs:

@@ -199,6 +199,13 @@ class Grader:
     def isolation(self) -> str:
         return self._launcher.isolation if self._launcher is not None else self._level
 
+    def wait_ready(self) -> None:
+        """Return once a submission's worker can start at once: the fork template (if this
+        grader's strategy has one) has imported its framework. A spawned worker imports its own."""
+        wait = getattr(self._launcher, "wait_ready", None)
+        if wait is not None:
+            wait()
+
     def close(self) -> None:
         if self._launcher is not None:
             self._launcher.close()

@@ -111,8 +111,9 @@ class WarmGraders:
     def warm(self, name: str) -> dict:
         """Make `name`'s grading ready before any submission of it arrives: the reference
         measured (and the JAX compilation cache filled) once for the course, the graders' checks
-        made, and this process's fork template started (rlcourse.batch.backends `prepare`), so
-        that the first student of the day waits no longer than the next."""
+        made, and this process's fork template started and done importing its framework
+        (rlcourse.batch.backends `wait_ready`), so that the first student of the day waits no
+        longer than the next."""
         from rlcourse.batch.check import preflight
 
         started = time.perf_counter()
@@ -121,7 +122,7 @@ class WarmGraders:
             return loaded
         assignment, _, backend = loaded
         preflight(assignment)
-        backend.prepare()
+        backend.wait_ready()
         return {"warmed": name, "seconds": round(time.perf_counter() - started, 3)}
 
     def grade(self, name: str, student: str, root: str, *, force: bool = False,

@@ -297,6 +297,11 @@ class ForkLauncher(_Launcher):
                                           start_new_session=True, cwd=self._run_root)
         theirs.close()
 
+    def wait_ready(self) -> None:
+        """Return once the template has imported its framework, so the next `launch` forks at
+        once (the template answers only after its imports)."""
+        self._ask({"op": "ready"})
+
     def _ask(self, request: dict, fds=()) -> dict:
         socket.send_fds(self._control, [protocol.HEADER.pack(0)], list(fds))
         protocol.send_message(self._control, request)

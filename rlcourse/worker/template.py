@@ -7,7 +7,8 @@ stderr pipes, and where there are any one end of its compilation cache's socket
 forks, and the child drops every link to the
 template, confines itself (rlcourse.worker.confine: cgroup, limits, Landlock, no capabilities)
 while it is still a single thread, and becomes an ordinary worker. The grader
-also asks the template to kill a child (inside a sandbox, only the template knows its PID). The template
+also asks the template to kill a child (inside a sandbox, only the template knows its PID), and
+whether it is ready (a service making an assignment ready waits for its imports). The template
 never runs student code and never starts JAX's backend, so each child begins from the same state.
 """
 from __future__ import annotations
@@ -51,6 +52,9 @@ def serve_forks(control: socket.socket, framework_name: str) -> None:
         if not data:
             return  # the grader has gone: so does the template
         request = protocol.receive_message(control)
+        if request.get("op") == "ready":  # answered only now: the imports above are done
+            protocol.send_message(control, {"ready": True})
+            continue
         if request.get("op") == "kill":
             kill_process_group(int(request["pid"]))
             protocol.send_message(control, {"killed": request["pid"]})
