@@ -367,6 +367,18 @@ def _submit(options) -> int:
     return main(options)
 
 
+def _regrade(options) -> int:
+    from rlcourse.web.client import regrade_main
+
+    return regrade_main(options)
+
+
+def _regrades(options) -> int:
+    from rlcourse.web.client import regrades_main
+
+    return regrades_main(options)
+
+
 def _demo(options) -> int:
     from rlcourse.demo import run_demo
 
@@ -536,6 +548,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(submit)  # the same arguments as submit.py (rlcourse.web.client)
     submit.set_defaults(run=_submit)
+
+    from rlcourse.web.client import add_regrade_arguments
+
+    regrade = commands.add_parser(
+        "regrade", help="ask `rlcourse web` for an item or written answer of your grade to be regraded, "
+                        "with a reason (as `python3 submit.py regrade`)")
+    add_regrade_arguments(regrade)
+    regrade.set_defaults(run=_regrade)
+    regrades = commands.add_parser(
+        "regrades", help="your regrade requests on `rlcourse web`, with each thread and outcome")
+    add_regrade_arguments(regrades, listing=True)
+    regrades.set_defaults(run=_regrades)
 
     rubric = commands.add_parser("rubric", help="the answers a TA marks by hand: the sheet, the marks")
     rubric_commands = rubric.add_subparsers(dest="rubric_command", required=True)

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 from marking import ScoredReports, make_course, new_class
-from webserver import Server, tokens_for
+from webserver import Server, rlcourse, tokens_for
 
 CELL = ScoredReports.CELL
 WHY = "My loop computes the discounted return; the test expects gamma applied once per step."
@@ -100,6 +100,12 @@ def test_open_answered_in_the_gradebook_and_on_the_page_and_refused_where_it_mus
     mine = server.api("/api/regrades", tokens["ada"])[1]
     assert [(found["id"], found["state"]) for found in mine] == [(opened["id"], "accepted")]
     assert "answered_by" not in mine[0]
+    # The terminal's client: the listing with the outcome; a refusal says why, exit status 2.
+    listed = rlcourse(class_dir.root.parent / "course", "regrades", "--server", server.url, "--token", tokens["ada"])
+    assert f"#{opened['id']} ps1 {CELL} (returns): accepted" in listed.stdout and "now 1.5 / " in listed.stdout
+    refused = rlcourse(class_dir.root.parent / "course", "regrade", "ps1", "returns", "--reason", "Please.",
+                       "--server", server.url, "--token", tokens["alan"], check=False)
+    assert refused.returncode == 2 and "refused (403)" in refused.stderr
     # The staff's queue lists it with the automatic score beside; a student gets "not found".
     queue = server.api("/staff/regrades?assignment=ps1&item=returns", cookie=server.login(tokens["prof"]))[1]
     assert f'data-request="{opened["id"]}"' in queue and 'class="automatic">1<' in queue
