@@ -172,3 +172,35 @@ def test_accepting_writes_the_gradebook_and_the_audit_log_and_declining_only_the
         assert {entry.cause.kind for entry in log.entries("ps1", student="alan")} == {"autograde"}
     page = (class_dir.feedback / "ada" / "ps1" / "ps1.html").read_text()
     assert "The grader missed the vectorised form." in page  # the page says it was changed, and why
+
+
+def test_accepting_on_a_written_answer_sets_the_mark_and_keeps_the_rubric_line(tmp_path):
+    from marking import QUESTION, held, make_course, mark_by_hand, new_class, record
+
+    from rlcourse.batch.regrade_requests import answer_request
+    from rlcourse.record.audit import AuditLog
+    from rlcourse.record.grades import class_grades
+
+    assignment = make_course(tmp_path)
+    class_dir = new_class(tmp_path / "class", {"ada": "Clipping bounds the ratio."})
+    record(assignment, class_dir)
+    mark_by_hand(assignment, class_dir, "ada", "1", "Half of it.", folder=tmp_path)
+    grade = class_grades(class_dir, assignment)["ada"]
+    found = {target.cell: target for target in targets(grade, assignment=assignment, deadline=None,
+                                                       graded_at=MOMENT)}
+    written = found[QUESTION]
+    assert (written.kind, written.score, written.automatic) == (WRITTEN, 1.0, None)
+    with RegradeRequests(class_dir.root) as store:
+        opened = store.open(student="ada", assignment="ps1", target=written, item=QUESTION,
+                            reason="The second half is there: 'no trust region'.", now=MOMENT + DAY)
+    answer_request(assignment.course, opened.id, class_dir=class_dir, accept=True, by="ta",
+                   text="Yes, criterion 2 is met.", score=written.max_score)
+    score, needs_grading, comment = held(class_dir, "ada")
+    assert (score, needs_grading) == (written.max_score, False)
+    assert comment.startswith("Rubric criteria met: 1 (of ") and "Half of it." in comment
+    assert comment.endswith(f"Regrade request #{opened.id}: Yes, criterion 2 is met.")
+    with AuditLog(class_dir.root) as log:
+        latest = log.entries("ps1", student="ada")[-1]
+    assert (latest.item, latest.old, latest.new, latest.by, latest.cause.kind) == (
+        QUESTION, 1.0, written.max_score, "ta", "regrade_request")
+    assert class_grades(class_dir, assignment)["ada"].written[0].score == written.max_score

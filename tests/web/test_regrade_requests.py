@@ -80,6 +80,9 @@ def test_open_answered_in_the_gradebook_and_on_the_page_and_refused_where_it_mus
     assert f'data-request="{opened["id"]}"' in page and "discounted return" in page
     assert f'data-cell="{CELL}"><input' not in page
 
+    status, replied, _ = post_json(server, f"/api/regrades/{opened['id']}/reply", tokens["ada"],
+                                   {"text": "See the loop in cell 13."})
+    assert status == 200 and [message["text"] for message in replied["messages"]] == [WHY, "See the loop in cell 13."]
     status, accepted, _ = post_json(server, f"/api/regrades/{opened['id']}/accept", tokens["prof"],
                                     {"score": 1.5, "comment": "Right: the test applied gamma twice."})
     assert status == 200 and (accepted["state"], accepted["score"], accepted["answered_by"]) == ("accepted", 1.5,
