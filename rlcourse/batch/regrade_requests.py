@@ -1,5 +1,5 @@
 """Answering a student's regrade request (rlcourse.record.requests): the one place an outcome
-reaches the grade of record, for the service's staff pages, its API and `rlcourse regrades`.
+reaches the grade of record, for the service's staff pages, its API and `rlcourse regrade-requests`.
 
 Accepting writes the new score where a TA's score goes in nbgrader's gradebook, as `rlcourse
 override` does (an autograded cell's `manual_score`, its automatic score kept beside it; a
@@ -47,6 +47,17 @@ def answer_request(course, request_id: int, *, class_dir: ClassDirectory, accept
     with RegradeRequests(class_dir.root) as store:
         return store.answer(request_id, accept=accept, by=by, text=text, score=score,
                             write=write if accept else None)
+
+
+def list_requests(class_dir: ClassDirectory, *, assignment: str | None = None,
+                  open_only: bool = False) -> list[RegradeRequest]:
+    """The class's requests (of `assignment`), open ones first; none for a class without any."""
+    from rlcourse.record.requests import OPEN, requests_path
+
+    if not requests_path(class_dir.root).is_file():
+        return []
+    with RegradeRequests(class_dir.root) as store:
+        return store.list(assignment=assignment, state=OPEN if open_only else None)
 
 
 def set_written_score(assignment: Assignment, student: str, cell: str, score: float, *, class_dir: ClassDirectory,

@@ -5,7 +5,7 @@ directory.
 
 Why there and not in the service's `web.db`: a request is part of a grade's record, as the audit
 log is. Its outcome writes the gradebook and names the request's id in the audit log, and the
-staff may answer from the command line (`rlcourse regrades`) as well as from the service; both
+staff may answer from the command line (`rlcourse regrade-requests`) as well as from the service; both
 must see the same requests, and a class directory copied or backed up carries them with the
 grades they explain.
 

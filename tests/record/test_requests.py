@@ -4,6 +4,7 @@ from the feedback policy and `[regrades]`; and an accepted request's score in nb
 gradebook with its audit-log entry (rlcourse.batch.regrade_requests), on a class recorded with
 reports made in advance (tests/marking.py): no student code runs."""
 import datetime
+import json
 import sqlite3
 
 import pytest
@@ -141,7 +142,8 @@ def test_a_sealed_items_window_never_opens_before_the_deadline():
     assert all(target.window.opens is None for target in hidden)
 
 
-def test_accepting_writes_the_gradebook_and_the_audit_log_and_declining_only_the_request(tmp_path):
+def test_accepting_writes_the_gradebook_and_the_audit_log_and_declining_only_the_request(tmp_path, monkeypatch,
+                                                                                          capsys):
     from marking import ScoredReports, make_course, new_class
     from nbgrader.api import Gradebook
 
@@ -159,7 +161,21 @@ def test_accepting_writes_the_gradebook_and_the_audit_log_and_declining_only_the
     accepted = answer_request(assignment.course, ada.id, class_dir=class_dir, accept=True, by="prof",
                               text="The grader missed the vectorised form.", score=1.5)
     assert accepted.state == ACCEPTED
-    answer_request(assignment.course, alan.id, class_dir=class_dir, accept=False, by="prof", text="It is wrong.")
+    # The staff's command line: the list, and a decline (by the OS user).
+    from rlcourse.cli import main
+    from rlcourse.record.audit import os_user
+
+    monkeypatch.chdir(assignment.course.root)
+    assert main(["regrade-requests", "list", "ps1", "--open", "--json", "--course-dir", str(class_dir.root)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(found["id"], found["student"], found["automatic"]) for found in listed] == [(alan.id, "alan", 1.0)]
+    assert main(["regrade-requests", "decline", str(alan.id), "--reason", "It is wrong.",
+                 "--course-dir", str(class_dir.root)]) == 0
+    assert main(["regrade-requests", "accept", str(alan.id), "2", "--comment", "Late change of mind.",
+                 "--course-dir", str(class_dir.root)]) == 2  # answered once
+    assert "already declined" in capsys.readouterr().err
+    with RegradeRequests(class_dir.root) as store:
+        assert store.get(alan.id).answered_by == os_user()
     with Gradebook(class_dir.db_url) as gradebook:
         grade = gradebook.find_grade(ScoredReports.CELL, "ps1", "ps1", "ada")
         assert (grade.auto_score, grade.manual_score) == (1.0, 1.5)  # the automatic score kept
