@@ -74,6 +74,12 @@ def test_open_answered_in_the_gradebook_and_on_the_page_and_refused_where_it_mus
     assert f"from {alan_deadline}" in body["error"]  # the dates are said
     alan_page = server.api("/exchange/alan/ps1/feedback", cookie=server.login(tokens["alan"]))[1]
     assert 'class="regrade-form"' not in alan_page and "regrade-closed" in alan_page
+    # No token, no request; a page's form without the session's CSRF token is refused.
+    assert post_json(server, "/api/regrades", None, {"assignment": "ps1", "item": "returns", "reason": "x"})[0] == 401
+    assert server.api("/regrades", cookie=server.login(tokens["alan"]),
+                      form={"assignment": "ps1", "item": "returns", "reason": "x"})[0] == 403
+    assert server.api(f"/staff/regrades/{opened['id']}/accept", cookie=server.login(tokens["prof"]),
+                      form={"score": "2", "comment": "x", "csrf": "forged"})[0] == 403
     # ada's page: the thread, and no form for the cell already asked about.
     ada_cookie = server.login(tokens["ada"])
     page = server.api("/exchange/ada/ps1/feedback", cookie=ada_cookie)[1]
