@@ -264,6 +264,51 @@ def _override(options) -> int:
     return 0
 
 
+def _requests_list(options) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rlcourse.batch.regrade_requests import list_requests
+    from rlcourse.explain.terminal import safe
+
+    found = list_requests(_class_dir(options), assignment=options.assignment, open_only=options.open)
+    if options.json:
+        print(json.dumps([request.to_json(staff=True) for request in found], indent=1))
+        return 0
+    table = Table(title=f"regrade requests ({len(found)}), open first")
+    for column in ("#", "state", "student", "assignment", "cell (item)", "automatic", "held", "new", "thread"):
+        table.add_column(column)
+    for request in found:
+        thread = "\n".join(f"{message.role} {message.author}: {message.text}" for message in request.messages)
+        table.add_row(*(safe(str(value)) for value in (
+            request.id, request.state, request.student, request.assignment,
+            request.cell + (f" ({request.item})" if request.item != request.cell else ""),
+            "" if request.automatic is None else f"{request.automatic:g}",
+            "" if request.before is None else f"{request.before:g}",
+            "" if request.score is None else f"{request.score:g}", thread)))
+    Console().print(table)
+    return 0
+
+
+def _requests_answer(options) -> int:
+    from rlcourse.batch.regrade_requests import answer_request
+    from rlcourse.record.audit import os_user
+    from rlcourse.record.requests import RequestRefused
+
+    accept = options.requests_command == "accept"
+    try:
+        done = answer_request(Course.find(), options.request, class_dir=_class_dir(options), accept=accept,
+                              by=os_user(), text=options.comment if accept else options.reason,
+                              score=options.score if accept else None,
+                              log=lambda message: print(f"rlcourse: {message}", file=sys.stderr))
+    except RequestRefused as refused:
+        print(f"rlcourse: refused ({refused.status}): {refused}", file=sys.stderr)
+        return 2
+    print(f"#{done.id} {done.student} {done.assignment} {done.cell}: {done.state}"
+          + (f", now {done.score:g} / {done.max_score:g}" if accept else ""))
+    return 0
+
+
 def _rubric_import(options) -> int:
     from rlcourse.batch.rubric_import import import_marks
 
@@ -365,6 +410,18 @@ def _submit(options) -> int:
     from rlcourse.web.client import main
 
     return main(options)
+
+
+def _regrade(options) -> int:
+    from rlcourse.web.client import regrade_main
+
+    return regrade_main(options)
+
+
+def _regrades(options) -> int:
+    from rlcourse.web.client import regrades_main
+
+    return regrades_main(options)
 
 
 def _demo(options) -> int:
@@ -540,6 +597,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(submit)  # the same arguments as submit.py (rlcourse.web.client)
     submit.set_defaults(run=_submit)
 
+    from rlcourse.web.client import add_regrade_arguments
+
+    regrade = commands.add_parser(
+        "regrade", help="ask `rlcourse web` for an item or written answer of your grade to be regraded, "
+                        "with a reason (as `python3 submit.py regrade`)")
+    add_regrade_arguments(regrade)
+    regrade.set_defaults(run=_regrade)
+    regrades = commands.add_parser(
+        "regrades", help="your regrade requests on `rlcourse web`, with each thread and outcome")
+    add_regrade_arguments(regrades, listing=True)
+    regrades.set_defaults(run=_regrades)
+
     rubric = commands.add_parser("rubric", help="the answers a TA marks by hand: the sheet, the marks")
     rubric_commands = rubric.add_subparsers(dest="rubric_command", required=True)
     rubric_import = rubric_commands.add_parser(
@@ -587,8 +656,30 @@ def build_parser() -> argparse.ArgumentParser:
                           help="take the override away: the cell counts its automatic score again")
     override.set_defaults(run=_override)
 
+    requests = commands.add_parser(
+        "regrade-requests", help="the students' regrade requests (staff): list them, accept or decline one")
+    requests_commands = requests.add_subparsers(dest="requests_command", required=True)
+    requests_list = requests_commands.add_parser("list", help="every request, open ones first, with its thread")
+    requests_list.add_argument("assignment", nargs="?", help="only this assignment's requests, e.g. ps1")
+    requests_list.add_argument("--open", action="store_true", help="only the requests waiting for an answer")
+    requests_list.add_argument("--json", action="store_true",
+                               help="print a JSON list of requests as the service's staff API returns them")
+    requests_list.set_defaults(run=_requests_list)
+    requests_accept = requests_commands.add_parser(
+        "accept", help="accept a request: set the cell's new score (as `rlcourse override` does) with a "
+                       "comment the student reads; in the audit log as regrade_request")
+    requests_accept.add_argument("request", type=int, help="the request's number (#N in the list)")
+    requests_accept.add_argument("score", type=float, help="the cell's new score")
+    requests_accept.add_argument("--comment", required=True, help="why, in words the student reads")
+    requests_accept.set_defaults(run=_requests_answer)
+    requests_decline = requests_commands.add_parser(
+        "decline", help="decline a request with a reason the student reads (no grade changes)")
+    requests_decline.add_argument("request", type=int, help="the request's number (#N in the list)")
+    requests_decline.add_argument("--reason", required=True, help="why not, in words the student reads")
+    requests_decline.set_defaults(run=_requests_answer)
+
     for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension, audit,
-                override):
+                override, requests_list, requests_accept, requests_decline):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

@@ -186,13 +186,14 @@ def config_keys() -> list[Key]:
         keys.append(Key("", name, top.get(name, ""), must_be,
                         "required" if name in config.REQUIRED else
                         (shown(default) if not isinstance(default, (config.WebPolicy, config.GradescopePolicy,
-                                                                    Limits, visibility.FeedbackPolicy,
+                                                                    config.RegradePolicy, Limits, visibility.FeedbackPolicy,
                                                                     variants.Variants)) else "")))
     for table, model, names in (
             ("limits", Limits, list(config.limit_kinds())),
             ("feedback", visibility.FeedbackPolicy, [f.name for f in dataclasses.fields(visibility.FeedbackPolicy)]),
             ("web", config.WebPolicy, [f.name for f in attrs.fields(config.WebPolicy)]),
             ("gradescope", config.GradescopePolicy, ["student_id"]),
+            ("regrades", config.RegradePolicy, [f.name for f in attrs.fields(config.RegradePolicy)]),
             ("variants", variants.Variants, list(variants.KEYS))):
         docs, defaults = field_docstrings(model), field_defaults(model)
         for name in names:
@@ -202,6 +203,8 @@ def config_keys() -> list[Key]:
                                     "items": "a table: \"item id\" = \"visible\" or \"after_due\""},
                        "variants": variants.KEYS,
                        "gradescope": {"student_id": "a list of " + ", ".join(config.GRADESCOPE_FIELDS)},
+                       "regrades": {"opens": "one of " + "; ".join(f'"{name}" ({meaning})' for name, meaning
+                                                                   in config.REGRADE_OPENINGS.items())},
                        }.get(table, {}).get(name) or type_name(model, name)
             default = defaults.get(name)
             if table == "feedback" and name in ("kinds", "items"):

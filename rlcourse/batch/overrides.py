@@ -19,10 +19,12 @@ from rlcourse.course.directory import Assignment
 
 
 def override_score(assignment: Assignment, student: str, cell: str, score: float | None, *,
-                   class_dir: ClassDirectory, comment: str = "", log=None) -> Path | None:
+                   class_dir: ClassDirectory, comment: str = "", log=None, cause=None,
+                   by: str | None = None) -> Path | None:
     """Set (or with `score` None, remove) a TA's score for `student`'s autograded `cell`; log it
-    with `comment` under the OS user; redraw the late penalty and the feedback page. Returns the
-    page (None for a student not autograded by rlcourse)."""
+    with `comment` under the OS user (or `by`, and under `cause` instead of `override`: an
+    accepted regrade request); redraw the late penalty and the feedback page. Returns the page
+    (None for a student not autograded by rlcourse)."""
     from nbgrader.api import MissingEntry
 
     from rlcourse.batch.autograde import class_lock, refresh_student
@@ -48,8 +50,8 @@ def override_score(assignment: Assignment, student: str, cell: str, score: float
         grade.manual_score = score
         grade.needs_manual_grade = False
         gradebook.db.commit()
-        cause = Cause(OVERRIDE, {"comment": comment, "automatic": grade.auto_score}
-                      if score is not None else {"removed": True, "automatic": grade.auto_score})
-        account(audit, gradebook, assignment, student, cause, items={cell})
+        cause = cause or Cause(OVERRIDE, {"comment": comment, "automatic": grade.auto_score}
+                               if score is not None else {"removed": True, "automatic": grade.auto_score})
+        account(audit, gradebook, assignment, student, cause, by=by, items={cell})
         return refresh_student(class_dir, assignment, student, gradebook=gradebook, log=log, audit=audit,
                                cause=cause)

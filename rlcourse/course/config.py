@@ -31,7 +31,7 @@ KEYS = {"title": "a string", "notebook": "a file name ending in .ipynb",
         "framework": f"one of {', '.join(sorted(FRAMEWORKS))}",
         "skip_cells": "a list of grade_ids", "limits": "a table", "feedback": "a table",
         "variants": "a table (rlcourse.course.variants)",
-        "web": "a table", "gradescope": "a table"}
+        "web": "a table", "gradescope": "a table", "regrades": "a table"}
 """The keys `assignment.toml` may hold, and what each must be."""
 REQUIRED = ("notebook", "framework")
 
@@ -101,6 +101,43 @@ def utc_moment(value, *, key: str, where: str) -> datetime.datetime:
     return value
 
 
+REGRADE_OPENINGS = {"feedback": "when the item's outcome is shown to the student: at grading for an item the "
+                               "feedback policy shows before the due date, at the student's deadline for a "
+                               "sealed one",
+                    "due": "at the student's deadline (the due date plus any extension), for every item"}
+"""What `[regrades] opens` may say: from when a student may ask for a regrade of an item."""
+
+
+@attrs.frozen
+class RegradePolicy:
+    """`[regrades]`: when a student may ask for an item or written answer to be regraded
+    (rlcourse.record.requests). The window of each item opens as `opens` says, and never before
+    its outcome is visible to the student nor before its score was last set (a TA's mark, a
+    regrade); it closes `days` later."""
+
+    enabled: bool = True
+    """Whether students may ask at all."""
+    opens: str = "feedback"
+    """`feedback` or `due` (REGRADE_OPENINGS)."""
+    days: int = 7
+    """How long the window stays open, in days."""
+
+    @classmethod
+    def from_table(cls, table: dict, *, where: str) -> "RegradePolicy":
+        kinds = {"enabled": bool, "opens": str, "days": int}
+        for key, value in table.items():
+            if key not in kinds:
+                raise CourseError(f"{where}: unknown key {key!r} (allowed: {', '.join(kinds)})")
+            if kinds[key] is bool and not isinstance(value, bool):
+                raise CourseError(f"{where}: {key} = {value!r}; it must be true or false")
+            if kinds[key] is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise CourseError(f"{where}: {key} = {value!r}; it must be a positive whole number of days")
+        if "opens" in table and table["opens"] not in REGRADE_OPENINGS:
+            raise CourseError(f"{where}: opens = {table['opens']!r}; it must be one of "
+                              f"{', '.join(map(repr, REGRADE_OPENINGS))}")
+        return cls(**table)
+
+
 GRADESCOPE_FIELDS = {"sid": "the roster's student id", "email": "the e-mail address",
                      "email_user": "the e-mail address before its @", "id": "Gradescope's user number"}
 """Fields of a user in Gradescope's submission_metadata.json that may name the course's student."""
@@ -153,6 +190,8 @@ class AssignmentConfig:
     """`[web]`: what `rlcourse web` allows each student."""
     gradescope: GradescopePolicy = GradescopePolicy()
     """`[gradescope]`: how Gradescope's autograder finds an upload's student id."""
+    regrades: RegradePolicy = RegradePolicy()
+    """`[regrades]`: the window in which a student may ask for a regrade."""
 
     @classmethod
     def read(cls, path: Path) -> "AssignmentConfig":
@@ -184,7 +223,7 @@ class AssignmentConfig:
         skip = data.get("skip_cells", [])
         if not (isinstance(skip, list) and all(isinstance(cell, str) for cell in skip)):
             raise CourseError(f"{where}: skip_cells must be a list of grade_ids")
-        for key in ("limits", "feedback", "web", "gradescope"):
+        for key in ("limits", "feedback", "web", "gradescope", "regrades"):
             if not isinstance(data.get(key, {}), dict):
                 raise CourseError(f"{where}: {key} must be a table ([{key}])")
         limits = read_limits(data.get("limits", {}), where=f"{where} [limits]")
@@ -202,7 +241,8 @@ class AssignmentConfig:
                    feedback=feedback, variants=variants,
                    web=WebPolicy.from_table(data.get("web", {}), where=f"{where} [web]"),
                    gradescope=GradescopePolicy.from_table(data.get("gradescope", {}),
-                                                          where=f"{where} [gradescope]"))
+                                                          where=f"{where} [gradescope]"),
+                   regrades=RegradePolicy.from_table(data.get("regrades", {}), where=f"{where} [regrades]"))
 
 
 def read_limits(table: dict, *, where: str) -> Limits:

@@ -10,7 +10,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from rlcourse.course.config import (AssignmentConfig, CourseError, GradescopePolicy, WebPolicy,
+from rlcourse.course.config import (AssignmentConfig, CourseError, GradescopePolicy, RegradePolicy, WebPolicy,
                                     check_release_has_notebook)
 from rlcourse.course.variants import Variants
 from rlcourse.course.visibility import FeedbackPolicy
@@ -51,6 +51,8 @@ class Assignment:
     """What `rlcourse web` allows each student: gradings per window, late submissions ([web])."""
     gradescope: GradescopePolicy = GradescopePolicy()
     """Which field of Gradescope's metadata names the student ([gradescope])."""
+    regrades: RegradePolicy = RegradePolicy()
+    """When a student may ask for a regrade ([regrades], rlcourse.record.requests)."""
 
     @property
     def grader_dir(self) -> Path:
@@ -97,7 +99,7 @@ class Course:
                           course=self, limits=config.limits, title=config.title,
                           skip_cells=config.skip_cells, fixed_limits=config.fixed_limits,
                           feedback=config.feedback, variants=config.variants,
-                          web=config.web, gradescope=config.gradescope)
+                          web=config.web, gradescope=config.gradescope, regrades=config.regrades)
 
     def assignment_names(self) -> list[str]:
         return sorted(path.parent.name for path in (self.root / "graders").glob("*/assignment.toml"))

@@ -27,7 +27,7 @@ MAX_CELL_CHARS = 20_000
 def render_feedback(grade, *, student: str, submission_cells, todo_ids: set[str],
                     diagnoses: dict, figures: list[tuple[str, bytes]], assignment_title: str = "",
                     policy=None, level: str | None = None, deadline=None, now=None,
-                    due_passed: bool = True) -> str:
+                    due_passed: bool = True, regrades: dict | None = None) -> str:
     """The feedback page for one graded notebook, as a self-contained HTML string.
 
     `grade` is the grade of record (rlcourse.grading.grade.Grade: the report's items, the written
@@ -36,6 +36,8 @@ def render_feedback(grade, *, student: str, submission_cells, todo_ids: set[str]
     level the policy gives at `now` for the student's `deadline`. `submission_cells` are the
     student's code cells (rlcourse.course.submission.CodeCell); only those whose `grade_id` is in
     `todo_ids` are shown. `diagnoses` maps tag -> Diagnosis; `figures` are (title, PNG bytes).
+    `regrades`: the service's regrade requests of this grade and their forms (the page written
+    to disk has none).
     """
     from rlcourse.course.visibility import shows
     from rlcourse.explain.pages import render
@@ -58,7 +60,7 @@ def render_feedback(grade, *, student: str, submission_cells, todo_ids: set[str]
                   code=_code(view, submission_cells, todo_ids), max_cell_chars=MAX_CELL_CHARS,
                   anchor=_anchor, written=[dict(vars(answer), anchor=_written_anchor(answer.grade_id),
                                                 pending=answer.pending) for answer in view.written],
-                  marks_digest=marks_digest(grade.written, grade.overrides))
+                  marks_digest=marks_digest(grade.written, grade.overrides), regrades=regrades)
 
 
 def write_feedback(path: Path, html_text: str) -> Path:

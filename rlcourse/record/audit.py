@@ -32,6 +32,9 @@ UNEXPLAINED = "unexplained"
 """The cause of a gradebook value the log cannot explain (changed outside rlcourse)."""
 OVERRIDE = "override"
 """The cause of a TA's score set on an autograded cell through `rlcourse override`."""
+REGRADE_REQUEST = "regrade_request"
+"""The cause of a score set by accepting a student's regrade request (rlcourse.record.requests),
+with the request's id and the staff's comment."""
 BASELINE = "baseline"
 """What the gradebook held of a student when the log first saw it, if anything."""
 
@@ -156,13 +159,13 @@ def _read_only(class_root: Path, query: str, parameters: tuple) -> list:
 
 def override_notes(class_root: Path, assignment: str, student: str) -> dict[str, tuple[str, str]]:
     """cell -> (comment, by) of the latest change the log holds for each of `student`'s items,
-    when that change was an override (`rlcourse override`); a cell changed last in formgrader
+    when that change was an override (`rlcourse override`, or an accepted regrade request); a cell changed last in formgrader
     has ("", "unknown (outside rlcourse)"). Read only: a class without a log has none."""
     rows = _read_only(class_root, "SELECT item, cause, detail, by FROM entries WHERE assignment = ? AND "
                       "student = ? ORDER BY seq", (assignment, student))
     latest = {item: (cause, detail, by) for item, cause, detail, by in rows}
     return {item: (json.loads(detail).get("comment", ""), by) for item, (cause, detail, by) in latest.items()
-            if cause in (OVERRIDE, UNEXPLAINED)}
+            if cause in (OVERRIDE, REGRADE_REQUEST, UNEXPLAINED)}
 
 
 def latest_regrade(class_root: Path, assignment: str, student: str):

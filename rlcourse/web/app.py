@@ -43,6 +43,7 @@ from python_multipart.multipart import parse_options_header
 
 from rlcourse.course.directory import CourseError
 from rlcourse.explain.pages import CSP, render
+from rlcourse.web.regrades import mount_regrades
 from rlcourse.web.intake import DRAINED_BYTES, MAX_UPLOAD_BYTES, Refused, capped_body, too_large
 from rlcourse.web.service import WebService, class_summary
 from rlcourse.web.staff import Download, Impossible, StaffActions
@@ -426,7 +427,8 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         submission = visible(session[0], submission_id)
         if submission.report is None:
             return redirect(f"/submissions/{submission_id}")
-        return HTMLResponse(service.feedback_page(submission))
+        return HTMLResponse(service.feedback_page(submission, regrades=regrades.panel(
+            submission, viewer=session[0], csrf=session[1], base=base)))
 
     @router.get("/exchange/{student}/{name}/feedback")
     def exchange_feedback(student: str, name: str, request: Request):
@@ -441,7 +443,8 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         work = service.exchange_work(student, name)
         if work is None:
             raise HTTPException(404, "no such submission")
-        return HTMLResponse(service.feedback_page(work))
+        return HTMLResponse(service.feedback_page(work, regrades=regrades.panel(
+            work, viewer=session[0], csrf=session[1], base=base)))
 
     @router.get("/staff")
     def staff(request: Request, notice: str = ""):
@@ -516,6 +519,10 @@ def create_app(service: WebService, hub=None) -> FastAPI:
         if token is None:
             return redirect("/login")
         return download(await run_in_threadpool(actions.notebook, submission_id))
+
+    # --- regrade requests (rlcourse.web.regrades: the student's form and list, the staff's queue) --
+    regrades = mount_regrades(app, router, service, bearer=bearer, browser=browser, check_csrf=check_csrf,
+                              page=page, redirect=redirect, staff_only=staff_only)
 
     app.include_router(router, prefix=base)
     return app

@@ -8,6 +8,10 @@ until it is graded, and prints what the course's feedback policy lets the studen
 `--json`, one JSON object in the shape of `rlcourse grade --json` (items limited by the policy).
 With `--no-wait` it stops once the upload is accepted.
 
+`submit.py regrade ASSIGNMENT ITEM --reason WHY` (`rlcourse regrade`) asks for an item or a
+written answer of the student's grade of record to be regraded; `submit.py regrades`
+(`rlcourse regrades`) lists their requests with each thread and outcome.
+
 Exit status: 0 graded (or accepted, with --no-wait); 1 grading failed on the server; 2 refused
 (bad token, rate limit, too late, not a notebook: one line saying which); 3 the server could not
 be reached.
@@ -20,6 +24,7 @@ import secrets
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -169,6 +174,87 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+# --- regrade requests (rlcourse.web.regrades): `regrade ASSIGNMENT ITEM --reason ...`, `regrades` --
+def open_regrade(server: str, token: str, assignment: str, item: str, reason: str) -> dict:
+    """Ask for `item` (an item's id or its cell's) of your grade of record to be regraded."""
+    body = json.dumps({"assignment": assignment, "item": item, "reason": reason}).encode()
+    return _request(f"{server.rstrip('/')}/api/regrades", token, data=body, content_type="application/json")
+
+
+def list_regrades(server: str, token: str, assignment: str | None = None) -> list:
+    """Your regrade requests (every student's, for a staff token), open ones first."""
+    query = f"?assignment={urllib.parse.quote(assignment)}" if assignment else ""
+    return _request(f"{server.rstrip('/')}/api/regrades{query}", token)
+
+
+def describe_regrade(request: dict) -> str:
+    """One request, its thread and its outcome, as plain text."""
+    lines = [f"#{request['id']} {request['assignment']} {request['cell']}"
+             + (f" ({request['item']})" if request["item"] != request["cell"] else "") + f": {request['state']}"]
+    if request["state"] == "accepted":
+        lines.append(f"  the score is now {request['score']:g} / {request['max_score']:g}"
+                     + (f" (it was {request['before']:g})" if request.get("before") is not None else ""))
+    for message in request.get("messages", []):
+        who = "staff" if message["role"] == "staff" else message.get("author", "you")
+        lines.append(f"  {message['at']} {who}: {message['text']}")
+    return "\n".join(lines)
+
+
+def regrade_main(options) -> int:
+    """`regrade ASSIGNMENT ITEM --reason ...`: the request as opened, or why it was refused."""
+    return _regrade_call(options, lambda: open_regrade(options.server, options.token, options.assignment,
+                                                       options.item, options.reason))
+
+
+def regrades_main(options) -> int:
+    """`regrades`: your requests, each with its thread and outcome."""
+    return _regrade_call(options, lambda: list_regrades(options.server, options.token, options.assignment))
+
+
+def _regrade_call(options, call) -> int:
+    try:
+        found = call()
+    except Refusal as refusal:
+        print(f"rlcourse regrade: refused ({refusal.status}): {refusal}", file=sys.stderr)
+        return 2
+    except (urllib.error.URLError, OSError) as error:
+        print(f"rlcourse regrade: cannot reach {options.server}: {getattr(error, 'reason', error)}", file=sys.stderr)
+        return 3
+    if options.json:
+        print(json.dumps(found, indent=2))
+    elif isinstance(found, list):
+        print("\n".join(describe_regrade(request) for request in found) or "no regrade requests")
+    else:
+        print(describe_regrade(found))
+    return 0
+
+
+def add_regrade_arguments(parser: argparse.ArgumentParser, *, listing: bool = False) -> argparse.ArgumentParser:
+    """`regrade`'s arguments, or with `listing` those of `regrades` (`rlcourse` and submit.py alike)."""
+    if listing:
+        parser.add_argument("--assignment", help="only this assignment's requests")
+    else:
+        parser.add_argument("assignment", help="the assignment's name, e.g. ps1")
+        parser.add_argument("item", help="the item's id (as your feedback lists it) or a written answer's id")
+        parser.add_argument("--reason", required=True, help="what should be looked at again, and why")
+    parser.add_argument("--server", required=True, metavar="URL", help="e.g. http://127.0.0.1:8000")
+    parser.add_argument("--token", required=True, help="your token from the course staff")
+    parser.add_argument("--json", action="store_true", help="print the request(s) as the API returns them")
+    return parser
+
+
+def script(argv: list[str]) -> int:
+    """submit.py's command line: `regrade ...` and `regrades ...` first, else a submission."""
+    if argv[:1] in (["regrade"], ["regrades"]):
+        listing = argv[0] == "regrades"
+        parser = add_regrade_arguments(argparse.ArgumentParser(
+            prog=f"submit.py {argv[0]}", description="Your regrade requests." if listing else
+            "Ask for an item of your grade to be regraded."), listing=listing)
+        options = parser.parse_args(argv[1:])
+        return regrades_main(options) if listing else regrade_main(options)
+    return main(add_arguments(argparse.ArgumentParser(
+        prog="submit.py", description="Submit a notebook to the course's rlcourse web service.")).parse_args(argv))
+
+
 if __name__ == "__main__":  # submit.py, as `rlcourse web` serves this file
-    sys.exit(main(add_arguments(argparse.ArgumentParser(
-        prog="submit.py", description="Submit a notebook to the course's rlcourse web service.")).parse_args()))
+    sys.exit(script(sys.argv[1:]))

@@ -276,9 +276,10 @@ class WebService:
                                self.course.assignment(name).feedback).id
                 for (_, name), entries in graded.items()}
 
-    def feedback_page(self, submission: Submission) -> str:
+    def feedback_page(self, submission: Submission, *, regrades: dict | None = None) -> str:
         """The feedback page for this submission: its grade (the grade of record, written answers
-        included, for the submission the gradebook holds) as the policy shows it now."""
+        included, for the submission the gradebook holds) as the policy shows it now; with
+        `regrades`, the regrade requests' part of it (rlcourse.web.regrades.RegradeDesk.panel)."""
         from rlcourse.course.diagnoses import load_diagnoses
         from rlcourse.course.submission import NotebookProblem, load_submission
         from rlcourse.explain.feedback import assignment_figures, render_feedback, sealed_item_ids, todo_cell_ids
@@ -299,7 +300,7 @@ class WebService:
                                    grade, policy=assignment.feedback, deadline=deadline, now=moment))
                                if level == "full" else [],
                                assignment_title=assignment.title, policy=assignment.feedback,
-                               deadline=deadline, now=moment)
+                               deadline=deadline, now=moment, regrades=regrades)
 
 
 def read_dues(class_dir: ClassDirectory, student: str) -> dict[str, Due]:

@@ -69,6 +69,7 @@ def test_every_key_the_reader_accepts_is_on_the_config_page(reference):
     accepted |= {("feedback.kinds", kind) for kind in visibility.KINDS}
     accepted |= {("web", field.name) for field in attrs.fields(config.WebPolicy)}
     accepted |= {("gradescope", "student_id")}
+    accepted |= {("regrades", field.name) for field in attrs.fields(config.RegradePolicy)}
     accepted |= {("variants", name) for name in variants.KEYS}
     accepted |= {("variants.parameters.NAME", name) for name in variants.PARAMETER_KEYS}
     assert keys == accepted
