@@ -219,3 +219,16 @@ def test_the_command_line_prints_sent_failed_skipped(course, platform, monkeypat
     assert "0 sent, 3 unchanged, 0 failed, 3 skipped" in capsys.readouterr().out
     sent = json.loads((class_dir.root / "lms" / "sent.json").read_text())
     assert len(sent) == 1
+
+
+def test_a_token_request_signed_with_a_key_the_platform_does_not_trust_is_refused(course, platform):
+    from jwcrypto.jwk import JWK
+    from lti_platform import rsa_pem
+
+    _, class_dir = course
+    other = json.loads(JWK.from_pem(rsa_pem()[1].encode()).export_public())
+    stranger = dict(lms.tool_jwk(class_dir), n=other["n"], e=other["e"])  # the tool's kid, another key
+    platform.trust_tool_keys(key_set={"keys": [stranger]})
+    with pytest.raises(lms.LmsError, match="access token"):
+        fast(lms.sync_roster, class_dir)
+    assert platform.tokens_issued == 0
