@@ -25,13 +25,14 @@ pylti1p3 ships Django and Flask adapters; the four small classes here are its Fa
 """
 from __future__ import annotations
 
-import html
 import threading
 import time
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
+
+from rlcourse.explain.pages import render
 
 LAUNCH_LIFETIME_SECONDS = 600
 """How long a login's nonce (and a launch's data) is kept: a launch must come back within it."""
@@ -250,13 +251,9 @@ def lti_router(service, *, base: str, open_session, set_session_cookie) -> APIRo
         if entry["staff"]:
             raise HTTPException(403, "the course staff sign in with their token, not through the LMS")
         cookie = await run_in_threadpool(open_session, entry["student"])
-        home = base + "/"
         # A page, not a redirect: the session cookie (SameSite=Strict) is sent on a navigation
         # this site starts, never on one that continues the LMS's cross-site POST.
-        response = HTMLResponse(f'<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0; url='
-                                f'{html.escape(home)}"><title>Signed in</title></head><body><p>Signed in as '
-                                f'{html.escape(entry["student"])}. <a href="{html.escape(home)}">Continue</a>'
-                                f'</p></body></html>')
+        response = HTMLResponse(render("web_lti.html", base=base, title="Signed in", user=entry["student"]))
         set_session_cookie(response, cookie, request)
         return response
 
