@@ -41,6 +41,12 @@ SCOPES_AGS = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
 SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 RETRIED_STATUSES = (429, 500, 502, 503, 504)
 STAFF_ROLES = ("#Instructor", "#TeachingAssistant", "#Administrator", "#ContentDeveloper", "#Mentor")
+AWAITING_TA = "PendingManual"
+"""`gradingProgress` while a written answer awaits a TA. AGS 2.0: `PendingManual` is "final grade
+pending, and it does require human intervention", which is this case; `Pending` is one that does
+not. Canvas's Score API ignores `scoreGiven` under `Pending` (and `NotReady`, `Failed`), and
+under `PendingManual` keeps the score and marks the submission as needing grading: the automatic
+points reach the student's gradebook row while the TA's are awaited."""
 TOKEN_MARGIN_SECONDS = 60
 """An access token is asked for again this long before the platform said it expires."""
 
@@ -282,12 +288,13 @@ class Push:
 
 def score_of(grade, user_id: str, *, line_maximum: float) -> dict:
     """The AGS score of one grade of record: nbgrader's final score (late penalty taken) out of
-    the gradebook's maximum; `FullyGraded` only when no written answer awaits a TA."""
+    the gradebook's maximum; `FullyGraded` only when no written answer awaits a TA, AWAITING_TA
+    while one does."""
     pending = grade.pending > 0
     submitted = grade.timing.timestamp if grade.timing is not None else None
     score = {"userId": user_id, "scoreGiven": grade.score, "scoreMaximum": line_maximum,
              "activityProgress": "Submitted" if pending else "Completed",
-             "gradingProgress": "Pending" if pending else "FullyGraded"}
+             "gradingProgress": AWAITING_TA if pending else "FullyGraded"}
     if submitted is not None:
         score["submittedAt"] = submitted.replace(tzinfo=datetime.timezone.utc).isoformat()
     return score

@@ -137,7 +137,8 @@ def test_push_sends_each_grade_of_record_and_a_second_push_changes_nothing(cours
     assert (ada["scoreGiven"], ada["gradingProgress"], ada["activityProgress"]) == (8.0, "FullyGraded", "Completed")
     # bob: 4 automatic, 2 h late (10% per started hour of the course's policy: 0.8 off), written awaiting a TA
     assert grades["bob"].penalty == 0.8 and grades["bob"].pending == 4.0
-    assert (bob["scoreGiven"], bob["gradingProgress"], bob["activityProgress"]) == (3.2, "Pending", "Submitted")
+    # PendingManual, not Pending: Canvas ignores a Pending score, and a TA's mark is what is awaited
+    assert (bob["scoreGiven"], bob["gradingProgress"], bob["activityProgress"]) == (3.2, "PendingManual", "Submitted")
     assert bob["submission"]["submittedAt"].startswith("2026-03-02T19:00:00")  # AGS 2.0's place for it
     # cy: 2 automatic, written marked 0 + 1: final
     assert (cy["scoreGiven"], cy["gradingProgress"]) == (3.0, "FullyGraded")
@@ -232,3 +233,15 @@ def test_a_token_request_signed_with_a_key_the_platform_does_not_trust_is_refuse
     with pytest.raises(lms.LmsError, match="access token"):
         fast(lms.sync_roster, class_dir)
     assert platform.tokens_issued == 0
+
+
+def test_lms_keys_on_the_command_line_prints_the_public_key_only(recorded, tmp_path, capsys):
+    from rlcourse.cli import main
+
+    _, class_dir = recorded
+    class_dir = copy_class(class_dir, tmp_path / "class")
+    assert main(["lms", "keys", "--course-dir", str(class_dir.root)]) == 0
+    out = capsys.readouterr().out
+    private = (class_dir.root / "lms" / "tool-private.pem").read_text()
+    assert lms.tool_jwk(class_dir)["kid"] in out and '"d"' not in out and private.splitlines()[1] not in out
+    assert main(["lms", "keys", "--course-dir", str(class_dir.root)]) == 2  # never a second key by accident
