@@ -224,8 +224,10 @@ class Platform:
             if refused:
                 return refused
             line_id = f"{self.url}/api/lti/courses/1/line_items/{number}"
+            maximum = float(self.line_items[line_id]["scoreMaximum"])  # results in the line item's points
             return JSONResponse([{"id": f"{line_id}/results/{user}", "scoreOf": line_id, "userId": user,
-                                  "resultScore": score["scoreGiven"], "resultMaximum": score["scoreMaximum"]}
+                                  "resultScore": score["scoreGiven"] * maximum / score["scoreMaximum"],
+                                  "resultMaximum": maximum}
                                  for user, score in self.results(line_id).items()],
                                 media_type="application/vnd.ims.lis.v2.resultcontainer+json")
 

@@ -193,14 +193,10 @@ def is_staff(roles) -> bool:
 
 def student_id_of(member: dict, field: str) -> str | None:
     """The nbgrader student id of an LMS member, from the registration's `student_id` field."""
-    if field == "email_user":
-        value = (member.get("email") or "").partition("@")[0]
-    elif field == "login_id":
-        value = (member.get("message") or [{}])[0].get(
-            "https://purl.imsglobal.org/spec/lti/claim/custom", {}).get("login_id") or member.get("login_id")
-    else:
-        value = member.get(field)
-    return str(value).strip() or None if value else None
+    value = member.get("email" if field == "email_user" else field)
+    if field == "email_user" and value:
+        value = str(value).partition("@")[0]
+    return (str(value).strip() or None) if value else None
 
 
 def read_roster(class_dir: ClassDirectory) -> dict[str, dict]:
@@ -286,13 +282,13 @@ class Push:
     line_item: str = ""
 
 
-def score_of(grade, user_id: str, *, line_maximum: float) -> dict:
+def score_of(grade, user_id: str) -> dict:
     """The AGS score of one grade of record: nbgrader's final score (late penalty taken) out of
     the gradebook's maximum; `FullyGraded` only when no written answer awaits a TA, AWAITING_TA
     while one does."""
     pending = grade.pending > 0
     submitted = grade.timing.timestamp if grade.timing is not None else None
-    score = {"userId": user_id, "scoreGiven": grade.score, "scoreMaximum": line_maximum,
+    score = {"userId": user_id, "scoreGiven": grade.score, "scoreMaximum": grade.max_score,
              "activityProgress": "Submitted" if pending else "Completed",
              "gradingProgress": AWAITING_TA if pending else "FullyGraded"}
     if submitted is not None:
@@ -301,11 +297,13 @@ def score_of(grade, user_id: str, *, line_maximum: float) -> dict:
 
 
 def _same(held: dict | None, score: dict, last_sent: dict | None) -> bool:
-    """The platform holds this score (its result) and what was last sent carried the same progress."""
-    if held is None or last_sent is None:
+    """The platform holds this score (its result, which a platform scales to the line item's
+    maximum: the fractions are compared) and what was last sent carried the same progress."""
+    if held is None or last_sent is None or held.get("resultScore") is None:
         return False
-    return (abs(float(held.get("resultScore", -1)) - score["scoreGiven"]) < 1e-9
-            and abs(float(held.get("resultMaximum", score["scoreMaximum"])) - score["scoreMaximum"]) < 1e-9
+    held_fraction = float(held["resultScore"]) / float(held.get("resultMaximum") or score["scoreMaximum"] or 1)
+    fraction = score["scoreGiven"] / (score["scoreMaximum"] or 1)
+    return (abs(held_fraction - fraction) < 1e-6
             and all(last_sent.get(key) == score.get(key) for key in
                     ("scoreGiven", "scoreMaximum", "gradingProgress", "activityProgress")))
 
@@ -355,13 +353,12 @@ def push_grades(assignment: Assignment, *, class_dir: ClassDirectory, retries: i
         raise LmsError(f"the line item of {assignment.name} could not be found or made at "
                        f"{registration.lineitems_url}: {_described(error)}") from None
     push.line_item = line.get_id() or ""
-    line_maximum = float(line.get_score_maximum() or maximum)
     sent_file = sent_path(class_dir)
     sent = json.loads(sent_file.read_text()) if sent_file.is_file() else {}
     record = sent.setdefault(push.line_item, {})
     for student in students:
         user_id = user_of[student]
-        score = score_of(grades[student], user_id, line_maximum=line_maximum)
+        score = score_of(grades[student], user_id)
         if _same(held.get(user_id), score, record.get(student)):
             push.unchanged.append(student)
             continue

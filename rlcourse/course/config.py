@@ -234,8 +234,7 @@ LMS_FILE = "lms.toml"
 LMS, so it belongs to the class directory, never to the course's release."""
 STUDENT_ID_FIELDS = {"lis_person_sourcedid": "the SIS id the LMS holds (Canvas's SIS User ID, "
                                               "Moodle's ID number)",
-                     "email": "the e-mail address", "email_user": "the e-mail address before its @",
-                     "login_id": "the LMS login (Canvas: the custom parameter login_id=$Canvas.user.loginId)"}
+                     "email": "the e-mail address", "email_user": "the e-mail address before its @"}
 """Fields of an LMS member (Names and Roles) that may hold the nbgrader student id."""
 
 

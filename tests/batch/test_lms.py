@@ -245,3 +245,30 @@ def test_lms_keys_on_the_command_line_prints_the_public_key_only(recorded, tmp_p
     private = (class_dir.root / "lms" / "tool-private.pem").read_text()
     assert lms.tool_jwk(class_dir)["kid"] in out and '"d"' not in out and private.splitlines()[1] not in out
     assert main(["lms", "keys", "--course-dir", str(class_dir.root)]) == 2  # never a second key by accident
+
+
+def test_a_line_item_the_lms_already_has_keeps_its_points_and_gets_fractions_right(course, platform):
+    """An instructor made ps1's column worth 100 in the LMS first: the score is sent out of the
+    gradebook's maximum, the platform scales it, and a second push still changes nothing."""
+    assignment, class_dir = course
+    line_id = f"{platform.url}/api/lti/courses/1/line_items/1"
+    platform.line_items[line_id] = {"id": line_id, "tag": "ps1", "resourceId": "ps1", "label": "PS1",
+                                    "scoreMaximum": 100}
+    fast(lms.sync_roster, class_dir)
+    push = fast(lms.push_grades, assignment, class_dir=class_dir)
+    assert sorted(push.sent) == ["ada", "bob", "cy"] and push.line_item == line_id and len(platform.line_items) == 1
+    ada = class_grade(assignment, class_dir, "ada")
+    held = platform.results(line_id)["canvas-1"]
+    assert (held["scoreGiven"], held["scoreMaximum"]) == (ada.score, ada.max_score)
+    assert fast(lms.push_grades, assignment, class_dir=class_dir).sent == []
+
+
+@pytest.mark.parametrize("field, member, expected", [
+    ("lis_person_sourcedid", {"lis_person_sourcedid": " ada "}, "ada"),
+    ("email", {"email": "ada@example.edu"}, "ada@example.edu"),
+    ("email_user", {"email": "ada@example.edu"}, "ada"),
+    ("email_user", {}, None),
+    ("lis_person_sourcedid", {"name": "Ada Lovelace"}, None),  # a name alone is never an id
+])
+def test_the_student_id_is_the_registered_field_of_the_member(field, member, expected):
+    assert lms.student_id_of(member, field) == expected
