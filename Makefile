@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt tests/web/hub-proxy/package-l
 		|| echo "shellcheck could not be installed: the Gradescope scripts' check will fail"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint,hub,test,docs]"
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt --editable ".[lint,hub,lti,test,docs]"
 	@# JupyterHub's proxy, from npm at the versions of its lock file, for the real-hub test.
 	@command -v npm >/dev/null || (apt-get update -qq && apt-get install -y -qq npm) \
 		|| echo "npm could not be installed: tests/web/test_jupyterhub_real.py will be skipped"

@@ -369,6 +369,36 @@ def _gradescope(options) -> int:
     return 0
 
 
+def _lms(options) -> int:
+    from rlcourse.batch import lms
+
+    class_dir = _class_dir(options)
+    if options.lms_command == "keys":
+        path = lms.make_keys(class_dir)
+        print(f"the tool's private key: {path} (mode 600; never copy it into the release)")
+        print("its public key, for an LMS that takes a key rather than a URL (`rlcourse web` serves "
+              "it at /lti/jwks):")
+        print(json.dumps(lms.tool_jwk(class_dir), indent=1))
+        return 0
+    if options.lms_command == "roster":
+        synced = lms.sync_roster(class_dir)
+        print(f"added to the gradebook: {', '.join(synced.added) or 'nobody'}")
+        print(f"in the LMS and the gradebook: {len(synced.known)}; staff: {synced.staff}")
+        print(f"in the gradebook, not in the LMS: {', '.join(synced.lms_missing) or 'nobody'}")
+        if synced.unmapped:
+            print(f"in the LMS without a student id ({lms.registration_of(class_dir).student_id}), "
+                  f"not mapped: LMS user {', '.join(synced.unmapped)}")
+        return 0
+    push = lms.push_grades(Course.find().assignment(options.assignment), class_dir=class_dir)
+    for student, why in push.failed.items():
+        print(f"failed: {student}: {why}")
+    for who, why in push.skipped.items():
+        print(f"skipped: {who}: {why}")
+    print(f"{options.assignment} to {push.line_item or 'the LMS'}: {len(push.sent)} sent, "
+          f"{len(push.unchanged)} unchanged, {len(push.failed)} failed, {len(push.skipped)} skipped")
+    return 1 if push.failed else 0
+
+
 def _web(options) -> int:
     """`rlcourse web`; as a JupyterHub service with --jupyterhub, or when the hub's service
     environment is set, on the address the hub gave it ($JUPYTERHUB_SERVICE_URL) unless told."""
@@ -643,6 +673,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print a JSON list of entries (student, assignment, item, old, new, cause, by, at)")
     audit.set_defaults(run=_audit)
 
+    lms_parser = commands.add_parser(
+        "lms", help="grades to the LMS and its roster in, over LTI 1.3 Advantage (the class's lms.toml)")
+    lms_commands = lms_parser.add_subparsers(dest="lms_command", required=True)
+    lms_keys = lms_commands.add_parser(
+        "keys", help="make the tool's key pair once, in the class directory's lms/ (private key mode 600)")
+    lms_keys.set_defaults(run=_lms)
+    lms_roster = lms_commands.add_parser(
+        "roster", help="read the LMS's members (Names and Roles), add its students to the gradebook, "
+                       "and say who is missing on either side")
+    lms_roster.set_defaults(run=_lms)
+    lms_push = lms_commands.add_parser(
+        "push", help="post each roster student's grade of record to the assignment's line item "
+                     "(Assignment and Grade Services): ids and scores only")
+    lms_push.add_argument("assignment", help="assignment name, e.g. ps1")
+    lms_push.set_defaults(run=_lms)
+
     override = commands.add_parser(
         "override", help="set a TA's score for an autograded cell (the automatic one is kept beside "
                          "it), with the reason in the audit log and on the student's page")
@@ -679,7 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
     requests_decline.set_defaults(run=_requests_answer)
 
     for sub in (autograde, export, similarity, web, tokens, rubric_import, rubric_sheet, extension, audit,
-                override, requests_list, requests_accept, requests_decline):
+                override, requests_list, requests_accept, requests_decline, lms_keys, lms_roster, lms_push):
         sub.add_argument("--course-dir", type=Path,
                          help="the class's nbgrader course directory (default: this course)")
 

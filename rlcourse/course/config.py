@@ -266,3 +266,85 @@ def check_release_has_notebook(config: AssignmentConfig, *, release_dir: Path, w
         present = sorted(path.name for path in release_dir.glob("*.ipynb"))
         raise CourseError(f"{where}: notebook = {config.notebook!r} is not in {release_dir}/ "
                           f"(it holds: {', '.join(present) or 'no notebook'})")
+
+
+# --- the LMS (LTI 1.3 Advantage): `lms.toml` in the class directory -------------------------------
+LMS_FILE = "lms.toml"
+"""The class's LMS registration, beside its gradebook: it names one offering of the course in one
+LMS, so it belongs to the class directory, never to the course's release."""
+STUDENT_ID_FIELDS = {"lis_person_sourcedid": "the SIS id the LMS holds (Canvas's SIS User ID, "
+                                              "Moodle's ID number)",
+                     "email": "the e-mail address", "email_user": "the e-mail address before its @"}
+"""Fields of an LMS member (Names and Roles) that may hold the nbgrader student id."""
+
+
+@attrs.frozen
+class LmsRegistration:
+    """`lms.toml`: the tool's registration in one LMS course (what the LMS's administrator gives
+    when they add the tool), read by `rlcourse lms` and `rlcourse web`'s LTI launch."""
+
+    issuer: str
+    """The platform's issuer (`iss`), e.g. https://canvas.instructure.com."""
+    client_id: str
+    """The tool's client id in that platform (Canvas: the developer key's number)."""
+    deployment_ids: tuple[str, ...]
+    """The deployments a launch may come from; any other is refused."""
+    auth_login_url: str
+    """The platform's OIDC authorisation endpoint, where a login is sent to be signed."""
+    auth_token_url: str
+    """The platform's OAuth2 token endpoint (client credentials with a signed JWT)."""
+    key_set_url: str
+    """The platform's JWKS: the public keys an id_token's signature is checked against."""
+    lineitems_url: str = ""
+    """The course's AGS line items URL (Canvas: https://HOST/api/lti/courses/ID/line_items)."""
+    memberships_url: str = ""
+    """The course's NRPS context memberships URL (Canvas: .../api/lti/courses/ID/names_and_roles)."""
+    student_id: str = "lis_person_sourcedid"
+    """Which field of an LMS member is their nbgrader student id (one of STUDENT_ID_FIELDS)."""
+    auth_audience: str = ""
+    """The `aud` of the token request's JWT when the platform wants other than the token URL
+    (Moodle and Canvas take the token URL: leave it empty)."""
+
+    @classmethod
+    def read(cls, path: Path) -> "LmsRegistration":
+        """`path` (a class directory's lms.toml) as a model, or a CourseError saying what is wrong."""
+        path = Path(path)
+        if not path.is_file():
+            raise CourseError(f"{path} is missing: the LMS registration (issuer, client_id, "
+                              "deployment_ids, auth_login_url, auth_token_url, key_set_url); see "
+                              "docs/instructors/lms.md")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as error:
+            raise CourseError(f"{path}: not valid TOML ({error})") from None
+        return cls.from_table(data, where=str(path))
+
+    @classmethod
+    def from_table(cls, data: dict, *, where: str) -> "LmsRegistration":
+        fields = {field.name: field for field in attrs.fields(cls)}
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise CourseError(f"{where}: unknown key {', '.join(map(repr, unknown))} "
+                              f"(allowed: {', '.join(fields)})")
+        missing = [name for name, field in fields.items()
+                   if field.default is attrs.NOTHING and name not in data]
+        if missing:
+            raise CourseError(f"{where}: {missing[0]!r} is missing")
+        values = dict(data)
+        deployments = values.get("deployment_ids")
+        if not (isinstance(deployments, list) and deployments and all(isinstance(d, str) and d for d in deployments)):
+            raise CourseError(f"{where}: deployment_ids = {deployments!r}; it must be a non-empty list of strings")
+        values["deployment_ids"] = tuple(deployments)
+        for name in set(fields) - {"deployment_ids"}:
+            if name in values and not isinstance(values[name], str):
+                raise CourseError(f"{where}: {name} = {values[name]!r}; it must be a string")
+        for name in ("issuer", "auth_login_url", "auth_token_url", "key_set_url", "lineitems_url",
+                     "memberships_url"):
+            value = values.get(name, "")
+            if value and not value.startswith(("https://", "http://127.0.0.1", "http://localhost")):
+                raise CourseError(f"{where}: {name} = {value!r}; it must be an https:// URL "
+                                  "(plain http only on the loopback, for a test platform)")
+        if values.get("student_id", "lis_person_sourcedid") not in STUDENT_ID_FIELDS:
+            raise CourseError(f"{where}: student_id = {values['student_id']!r}; it must be one of "
+                              f"{', '.join(map(repr, STUDENT_ID_FIELDS))}")
+        return cls(**values)

@@ -524,6 +524,17 @@ def create_app(service: WebService, hub=None) -> FastAPI:
     regrades = mount_regrades(app, router, service, bearer=bearer, browser=browser, check_csrf=check_csrf,
                               page=page, redirect=redirect, staff_only=staff_only)
 
+    # --- LTI 1.3: a student's launch from the LMS (rlcourse.web.lti), when the class has lms.toml --
+    from rlcourse.web.lti import lti_router
+
+    def lti_session_cookie(response, cookie: str, request: Request) -> None:
+        set_cookie(response, SESSION_COOKIE, cookie, samesite="strict", secure=request.url.scheme == "https")
+
+    lti = lti_router(service, base=base, set_session_cookie=lti_session_cookie,
+                     open_session=lambda student: service.store.open_hub_session(student, False)[0])
+    if lti is not None:
+        app.include_router(lti, prefix=base)
+
     app.include_router(router, prefix=base)
     return app
 
