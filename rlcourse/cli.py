@@ -162,6 +162,7 @@ def _autograde(options) -> int:
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no submissions")
     for label, path in written.items():
         print(f"{label}: {path}")
+    _push_after_grading(assignment, class_dir, options.student or None)
     if not options.no_similarity:
         from rlcourse.report.similarity import write_similarity_report
 
@@ -173,6 +174,21 @@ def _autograde(options) -> int:
             print(f"rlcourse: the similarity report failed ({error!r}); the grades are recorded. "
                   f"Run `rlcourse similarity {assignment.name}` to retry.", file=sys.stderr)
     return 1 if counts.get("not graded") else 0
+
+
+def _push_after_grading(assignment, class_dir, students) -> None:
+    """The grades just recorded to the LMS, when the class's lms.toml says `push_after_grading`.
+    The grades are recorded whatever happens here."""
+    from rlcourse.batch import lms
+
+    try:
+        push = lms.push_after_grading(assignment, class_dir=class_dir, students=students)
+    except Exception as error:  # noqa: BLE001 - LmsError, or the network's: the grades stay recorded
+        print(f"rlcourse: the grades are recorded, but not sent to the LMS ({error}); "
+              f"`rlcourse lms push {assignment.name}` sends them", file=sys.stderr)
+        return
+    if push is not None:
+        print("lms: " + "\nlms: ".join(lms.describe_push(assignment.name, push)))
 
 
 def _autograde_preview(options, assignment, class_dir, scheduler) -> int:
@@ -390,12 +406,7 @@ def _lms(options) -> int:
                   f"not mapped: LMS user {', '.join(synced.unmapped)}")
         return 0
     push = lms.push_grades(Course.find().assignment(options.assignment), class_dir=class_dir)
-    for student, why in push.failed.items():
-        print(f"failed: {student}: {why}")
-    for who, why in push.skipped.items():
-        print(f"skipped: {who}: {why}")
-    print(f"{options.assignment} to {push.line_item or 'the LMS'}: {len(push.sent)} sent, "
-          f"{len(push.unchanged)} unchanged, {len(push.failed)} failed, {len(push.skipped)} skipped")
+    print("\n".join(lms.describe_push(options.assignment, push)))
     return 1 if push.failed else 0
 
 

@@ -309,8 +309,9 @@ def _same(held: dict | None, score: dict, last_sent: dict | None) -> bool:
 
 
 def push_grades(assignment: Assignment, *, class_dir: ClassDirectory, retries: int = 5,
-                backoff: float = 0.5) -> Push:
-    """Each roster student's grade of record of `assignment` to the LMS's gradebook."""
+                backoff: float = 0.5, students: list[str] | None = None) -> Push:
+    """Each roster student's grade of record of `assignment` to the LMS's gradebook (only
+    `students`' when given: a grading of a few)."""
     from pylti1p3.assignments_grades import AssignmentsGradesService
     from pylti1p3.grade import Grade as LtiGrade
     from pylti1p3.lineitem import LineItem
@@ -325,6 +326,9 @@ def push_grades(assignment: Assignment, *, class_dir: ClassDirectory, retries: i
         raise CourseError("no LMS roster yet: run `rlcourse lms roster` first (it maps the LMS's "
                           "users to the gradebook's students)")
     grades = class_grades(class_dir, assignment)
+    if students is not None:
+        roster = {user_id: entry for user_id, entry in roster.items() if entry["student"] in students}
+        grades = {student: grade for student, grade in grades.items() if student in students}
     push = Push([], [], {}, {})
     user_of = {}
     for user_id, entry in roster.items():
@@ -377,3 +381,23 @@ def push_grades(assignment: Assignment, *, class_dir: ClassDirectory, retries: i
         record[student] = score
     write_atomic(sent_file, json.dumps(sent, indent=1, sort_keys=True))
     return push
+
+
+def push_after_grading(assignment: Assignment, *, class_dir: ClassDirectory,
+                       students: list[str] | None = None, retries: int = 5,
+                       backoff: float = 0.5) -> Push | None:
+    """`push_grades` for the students just graded, when the class's registration asks for it
+    (`push_after_grading = true`); None when it does not (or the class has no lms.toml). The
+    grading is recorded either way: a failure here is the caller's to report, and the next push
+    (this one's or `rlcourse lms push`) sends what is missing."""
+    if not (class_dir.root / LMS_FILE).is_file() or not registration_of(class_dir).push_after_grading:
+        return None
+    return push_grades(assignment, class_dir=class_dir, students=students, retries=retries, backoff=backoff)
+
+
+def describe_push(name: str, push: Push) -> list[str]:
+    """What a push did, as lines for a terminal or a log: each failure and skip, then the counts."""
+    return ([f"failed: {student}: {why}" for student, why in push.failed.items()]
+            + [f"skipped: {who}: {why}" for who, why in push.skipped.items()]
+            + [f"{name} to {push.line_item or 'the LMS'}: {len(push.sent)} sent, {len(push.unchanged)} "
+               f"unchanged, {len(push.failed)} failed, {len(push.skipped)} skipped"])

@@ -304,6 +304,10 @@ class LmsRegistration:
     auth_audience: str = ""
     """The `aud` of the token request's JWT when the platform wants other than the token URL
     (Moodle and Canvas take the token URL: leave it empty)."""
+    push_after_grading: bool = False
+    """Send the grades of record to the LMS after every `rlcourse autograde` (its students) and
+    after every submission `rlcourse web` grades (that student), as `rlcourse lms push` does;
+    a TA's marks, overrides and answered regrade requests still wait for the next push."""
 
     @classmethod
     def read(cls, path: Path) -> "LmsRegistration":
@@ -335,7 +339,10 @@ class LmsRegistration:
         if not (isinstance(deployments, list) and deployments and all(isinstance(d, str) and d for d in deployments)):
             raise CourseError(f"{where}: deployment_ids = {deployments!r}; it must be a non-empty list of strings")
         values["deployment_ids"] = tuple(deployments)
-        for name in set(fields) - {"deployment_ids"}:
+        if not isinstance(values.get("push_after_grading", False), bool):
+            raise CourseError(f"{where}: push_after_grading = {values['push_after_grading']!r}; "
+                              "it must be true or false")
+        for name in set(fields) - {"deployment_ids", "push_after_grading"}:
             if name in values and not isinstance(values[name], str):
                 raise CourseError(f"{where}: {name} = {values[name]!r}; it must be a string")
         for name in ("issuer", "auth_login_url", "auth_token_url", "key_set_url", "lineitems_url",

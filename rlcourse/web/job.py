@@ -151,12 +151,30 @@ class WarmGraders:
             errors = outcomes[0].report.errors if outcomes else ["no submission found"]
             return {"graded": False, "error": "; ".join(errors)}
         outcome = outcomes[0]
+        push_to_lms(assignment, class_dir, student)
         return {"graded": True, "status": outcome.status, "report": outcome.report.to_json(),
                 "timing": outcome.timing.to_json() if outcome.timing else None}
 
     def close(self) -> None:
         for _, backend in self.backends.values():
             backend.close()
+
+
+def push_to_lms(assignment, class_dir, student: str) -> None:
+    """The student's grade of record to the LMS when the class's lms.toml asks for it after every
+    grading (rlcourse.batch.lms). Never the grading's failure: the grade is recorded, and what
+    could not be sent is logged for the staff (`rlcourse lms push` sends it)."""
+    from rlcourse.batch import lms
+
+    try:
+        push = lms.push_after_grading(assignment, class_dir=class_dir, students=[student])
+    except Exception as error:  # noqa: BLE001 - LmsError, or the network's: never the grading's failure
+        print(f"rlcourse web: {student}'s grade is recorded, not sent to the LMS: {error}",
+              file=sys.stderr, flush=True)
+        return
+    if push is not None:
+        for line in lms.describe_push(assignment.name, push):
+            print(f"rlcourse web: lms: {line}", file=sys.stderr, flush=True)
 
 
 def scheduler_from(arguments: list[str]):

@@ -272,3 +272,35 @@ def test_a_line_item_the_lms_already_has_keeps_its_points_and_gets_fractions_rig
 ])
 def test_the_student_id_is_the_registered_field_of_the_member(field, member, expected):
     assert lms.student_id_of(member, field) == expected
+
+
+def test_a_class_that_asks_gets_each_grading_pushed_for_the_students_graded_only(course, platform, recorded):
+    assignment, class_dir = course
+    fast(lms.sync_roster, class_dir)
+    assert lms.push_after_grading(assignment, class_dir=class_dir, students=["bob"]) is None  # not asked
+    assert lms.push_after_grading(assignment, class_dir=recorded[1], students=["bob"]) is None  # no lms.toml
+    registration = class_dir.root / "lms.toml"
+    registration.write_text(registration.read_text() + "push_after_grading = true\n")
+    push = fast(lms.push_after_grading, assignment, class_dir=class_dir, students=["bob"])
+    assert push.sent == ["bob"] and not push.skipped and not push.failed
+    [line] = platform.line_items.values()
+    assert set(platform.results(line["id"])) == {"canvas-2"}  # ada and cy wait for their own grading
+    registration.write_text(registration.read_text().replace("= true", '= "yes"'))
+    with pytest.raises(CourseError, match="push_after_grading = 'yes'; it must be true or false"):
+        lms.push_after_grading(assignment, class_dir=class_dir, students=["bob"])
+
+
+def test_autograde_reports_a_push_that_failed_and_keeps_the_grades(course, platform, capsys):
+    from rlcourse import cli
+    from rlcourse.record.grades import class_grades
+
+    assignment, class_dir = course
+    fast(lms.sync_roster, class_dir)
+    registration = class_dir.root / "lms.toml"
+    registration.write_text(registration.read_text() + "push_after_grading = true\n")
+    before = class_grades(class_dir, assignment)
+    platform.stop()  # the LMS is down
+    cli._push_after_grading(assignment, class_dir, ["ada"])
+    error = capsys.readouterr().err
+    assert "the grades are recorded, but not sent to the LMS" in error and "rlcourse lms push ps1" in error
+    assert class_grades(class_dir, assignment) == before
