@@ -23,6 +23,7 @@ import http.cookiejar
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -364,3 +365,42 @@ def test_the_other_students_token_sees_only_their_own(submitted):
     with pytest.raises(urllib.error.HTTPError) as refused:
         hub_api(url, "/services/rlcourse/api/whoami", token=unscoped["token"])
     assert refused.value.code == 401
+
+
+@pytest.mark.browser
+def test_in_jupyterlab_the_cell_saves_the_edited_notebook_and_draws_the_feedback(hub, tmp_path):
+    """Headless Chromium signs linus in on the hub's page and opens his ps1 in JupyterLab; he edits
+    a cell (unsaved), runs the submit cell, and JupyterLab itself saves the notebook when the cell
+    asks: the service graded the edited notebook, and the feedback is drawn under the cell."""
+    if shutil.which("chromium") is None:
+        pytest.skip("Debian's chromium is not on PATH (apt-get install chromium; .ci/run does)")
+    from browser import Browser
+
+    url, class_dir, base = hub
+    start_server(url, base, "linus", ADA_NOTEBOOK)
+    browser = Browser(tmp_path / "profile")
+    try:
+        tab = browser.tab(url + "/hub/login")
+        tab.eval("document.getElementById('username_input').value = 'linus';"
+                 "document.getElementById('password_input').value = 'any';"
+                 "document.querySelector('form').submit()")
+        tab.wait("!location.pathname.endsWith('/login') && document.readyState === 'complete'")
+        tab.go(url + "/user/linus/lab/tree/ps1.ipynb")
+        panel = "window.jupyterapp && jupyterapp.shell.currentWidget"
+        tab.wait(f"{panel} && jupyterapp.shell.currentWidget.context.isReady && "
+                 "jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'", timeout=240)
+        tab.eval("(() => { const notebook = jupyterapp.shell.currentWidget.content;"
+                 "  const first = notebook.widgets[0].model.sharedModel;"
+                 "  first.setSource(first.getSource() + '\\n\\nEdited in the browser, not saved.');"
+                 "  notebook.activeCellIndex = notebook.widgets.length - 1;"
+                 "  jupyterapp.commands.execute('notebook:run-cell'); return true; })()")
+        tab.wait("document.querySelector('.jp-OutputArea-output div.rlcourse-feedback') !== null", timeout=600)
+        drawn = tab.eval("document.querySelector('div.rlcourse-feedback').innerText")
+    finally:
+        browser.close()
+    view = service_view(url, class_dir, "linus")
+    report = view["report"]
+    assert f"Score: {report['score']:g} / {report['max_score']:g}" in drawn, drawn
+    assert "Full feedback page" in drawn
+    sent = json.loads((class_dir / "submitted" / "linus" / "ps1" / "ps1.ipynb").read_text())
+    assert "Edited in the browser, not saved." in "".join(sent["cells"][0]["source"])
