@@ -183,8 +183,17 @@ def submit_this_notebook(assignment: str, *, environ=None) -> dict | None:
         where = f", position {view['position']} in the queue" if view.get("position") else ""
         progress.update(HTML(f"<p>Submission #{view['id']}: {html.escape(view['status'])}{where}…</p>"))
 
+    save_requests = []
+
+    def request_save():
+        save_requests.append(display(Javascript(SAVE_COMMAND), display_id=True))
+
     try:
-        save_notebook(notebook, request_save=lambda: display(Javascript(SAVE_COMMAND)))
+        try:
+            save_notebook(notebook, request_save=request_save)
+        finally:  # the command leaves the outputs: it would save again whenever the notebook opens
+            for request in save_requests:
+                request.update(HTML(""))
         progress.update(HTML(f"<p>Sending {html.escape(notebook.name)} as {html.escape(user)}…</p>"))
         view = submit_saved_notebook(service=service, token=token, user=user, assignment=assignment,
                                      notebook=notebook, on_wait=waiting)

@@ -14,8 +14,13 @@ student's score and misconceptions, as the service graded the file it sent, and 
 holds both. A forged user name, the other student's server token and a hub token without the
 service's scope are each refused.
 
-Slow: about 115 s on the loaded machine (25 s the hub, its proxy and the service; 80 s the two
-servers, both submissions and their gradings side by side).
+In JupyterLab itself (headless Chromium, `browser`): a student edits a cell without saving and
+runs the submit cell; JupyterLab saves the notebook when the cell asks, the service grades the
+edited notebook, and the feedback is drawn under the cell.
+
+Slow: 90 s alone on the 2-core machine, 180 s beside other grading tests (10 to 25 s the hub, its
+proxy and the service; 50 to 110 s the two servers, both submissions and their gradings side by
+side; 25 to 60 s JupyterLab in Chromium and its grading).
 """
 import asyncio
 import datetime
@@ -285,6 +290,16 @@ def shown(outputs: list[dict]) -> str:
     return (html[-1] if html else "") + text
 
 
+def left_in_the_notebook(outputs: list[dict]) -> list[dict]:
+    """The cell's displays as the notebook keeps them once it ran: each display's last update."""
+    displays = {}
+    for message in outputs:
+        if message["msg_type"] in ("display_data", "update_display_data"):
+            key = message["content"].get("transient", {}).get("display_id") or id(message)
+            displays[key] = message["content"]["data"]
+    return list(displays.values())
+
+
 @pytest.fixture(scope="module")
 def submitted(hub):
     """ada and grace each run the submit cell in their own server, at the same time."""
@@ -324,6 +339,8 @@ def test_the_cell_shows_that_students_score_and_misconceptions(submitted, user):
     for diagnosis in diagnoses:
         assert f"misconception: <code>{diagnosis}</code>" in output
     assert f'href="/services/rlcourse/submissions/{view["id"]}/feedback"' in output
+    # the save command is gone once it ran: reopened, the notebook would otherwise save itself again
+    assert not any("application/javascript" in data for data in left_in_the_notebook(outputs[user]))
     sent = ADA_NOTEBOOK if user == "ada" else ALAN_NOTEBOOK
     kept = class_dir / "submitted" / user / "ps1" / "ps1.ipynb"
     assert json.loads(kept.read_text())["cells"][:-1] == json.loads(sent.read_text())["cells"]
