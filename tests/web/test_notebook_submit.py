@@ -5,7 +5,8 @@ items as "answer recorded", a link to the full page); a token of someone else, a
 unreachable service each send nothing and say why; an unsaved notebook is refused. Anywhere but a
 hub user's notebook the cell sends nothing, and grading never runs it.
 
-One real grading (alan's ps1, clip_without_min, before ada's due date): slow.
+The tests that talk to the service are `slow` (one real grading: alan's ps1, clip_without_min,
+before ada's due date; about a minute); the rest take a second.
 """
 import datetime
 import json
@@ -21,8 +22,6 @@ from webserver import DEMO, ROOT, Server, copy_course, tokens_for
 
 from rlcourse.web import notebook_submit
 from rlcourse.web.notebook_submit import NotSubmitted, feedback_html, hub_session, save_notebook, submit_saved_notebook
-
-pytestmark = pytest.mark.slow
 
 ALAN = DEMO / "alan" / "ps1" / "ps1.ipynb"   # clip_without_min: 34 of 42 autograded points (of 46)
 SEALED = 7.0
@@ -58,6 +57,7 @@ def graded(served, tmp_path_factory):
     return view, seen
 
 
+@pytest.mark.slow
 def test_the_saved_notebook_is_graded_as_the_tokens_user(served, graded):
     server, _ = served
     view, seen = graded
@@ -66,6 +66,7 @@ def test_the_saved_notebook_is_graded_as_the_tokens_user(served, graded):
     assert (server.class_dir / "submitted" / "ada" / "ps1" / "ps1.ipynb").read_bytes() == ALAN.read_bytes()
 
 
+@pytest.mark.slow
 def test_the_inline_feedback_is_what_the_policy_shows(graded):
     view, _ = graded
     report = view["report"]
@@ -94,6 +95,7 @@ def test_html_in_a_message_is_shown_as_text():
     assert "&lt;b&gt;x&lt;/b&gt;" in shown
 
 
+@pytest.mark.slow
 def test_a_token_of_someone_else_sends_nothing(served, tmp_path):
     server, tokens = served
     notebook = tmp_path / "ps1.ipynb"
@@ -104,6 +106,7 @@ def test_a_token_of_someone_else_sends_nothing(served, tmp_path):
     assert server.api("/api/submissions", tokens["grace"])[1] == []
 
 
+@pytest.mark.slow
 def test_a_bad_token_and_an_unreachable_service_say_why(served, tmp_path):
     server, _ = served
     notebook = tmp_path / "ps1.ipynb"
@@ -168,6 +171,7 @@ def test_without_the_hubs_client_the_cell_says_what_to_do_instead(tmp_path):
     assert "course's JupyterHub only" in done.stdout and "rlcourse submit ps1 ps1.ipynb" in done.stdout
 
 
+@pytest.mark.slow
 def test_with_the_client_but_outside_a_hub_notebook_it_sends_nothing(served, tmp_path):
     """The hub's variables in the environment (a terminal on the hub, nbgrader run there) but no
     notebook session: the cell runs in IPython, prints the advice and sends nothing."""
@@ -214,6 +218,7 @@ def test_the_kernels_client_is_the_package_itself():
     assert files["rlcourse_client.py"] == Path(client.__file__).read_bytes()
 
 
+@pytest.mark.slow
 def test_the_kernels_copy_needs_only_the_standard_library(served, tmp_path):
     """rlcourse_submit.py and rlcourse_client.py as `rlcourse hub config` writes them, in a bare
     `python3 -I` (no rlcourse, no IPython): importable, and they talk to the real service."""
