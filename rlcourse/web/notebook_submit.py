@@ -16,11 +16,14 @@ Who the student is: the server's `JUPYTERHUB_API_TOKEN`, which only the hub and 
 hub config's `server_token_scopes`). The service learns the user from the token alone; the cell
 also checks that the token's user is `JUPYTERHUB_USER`, and refuses otherwise.
 
-When it does nothing: anywhere but a notebook that a hub's single-user server runs (the hub's
-variables, the service's URL, and the notebook the kernel was started for, `JPY_SESSION_NAME`,
-all set). So grading never submits: the worker runs the cells isolated (`python -I`, its own
-environment), nbgrader's and Gradescope's executors start kernels without a session; each only
-prints what to do instead.
+Grading never runs the cell: it is tagged `rlcourse-submit` (rlcourse.course.submission.
+SUBMIT_CELL_TAG), and the cells a worker runs leave it out, as they leave out nbgrader's visible
+tests (the service, `rlcourse autograde` and the Gradescope autograder all read submissions so).
+Run anywhere else, it does nothing but say what to do instead: it submits only from a notebook
+that a hub user's server runs (the hub's variables, the service's URL, and the notebook the
+kernel was started for, `JPY_SESSION_NAME`, all set; nbgrader's and nbconvert's executors start
+kernels without a session), and the kernel needs this file on its path (a worker runs `python
+-I`).
 
 Saving: the notebook in the browser may be ahead of the file. The cell asks the front end to
 save (JupyterLab and Notebook 7's `docmanager:save` command, the classic notebook's
