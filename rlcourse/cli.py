@@ -447,6 +447,18 @@ def _tokens(options) -> int:
     return 0
 
 
+def _hub_config(options) -> int:
+    """`rlcourse hub config`: the jupyterhub_config.py that serves this course (rlcourse.web.hub_config)."""
+    from rlcourse.web.hub_config import course_id_of, write_hub_config
+
+    course = Course.find()
+    written = write_hub_config(course_root=course.root, class_dir=_class_dir(options).root,
+                               output=options.output, course_id=options.course_id or course_id_of(course.root),
+                               exchange=options.exchange, service_port=options.service_port)
+    print(f"wrote {written}; start the hub with: jupyterhub -f {written}")
+    return 0
+
+
 def _submit(options) -> int:
     from rlcourse.web.client import main
 
@@ -649,6 +661,25 @@ def build_parser() -> argparse.ArgumentParser:
         "regrades", help="your regrade requests on `rlcourse web`, with each thread and outcome")
     add_regrade_arguments(regrades, listing=True)
     regrades.set_defaults(run=_regrades)
+
+    hub = commands.add_parser("hub", help="the course on JupyterHub")
+    hub_commands = hub.add_subparsers(dest="hub_command", required=True)
+    hub_config = hub_commands.add_parser(
+        "config", help="write a jupyterhub_config.py: rlcourse web as the hub's service, the scopes and "
+                       "environment the notebooks' submit cell needs, nbgrader's exchange shared")
+    hub_config.add_argument("--course-dir", type=Path, default=None, metavar="DIR",
+                            help="the class directory the service keeps (default: the course directory)")
+    hub_config.add_argument("--output", type=Path, default=Path("jupyterhub_config.py"), metavar="FILE",
+                            help="the file to write (default: ./jupyterhub_config.py); the kernels' client "
+                                 "and the users' nbgrader configuration go beside it")
+    hub_config.add_argument("--exchange", type=Path, default=None, metavar="DIR",
+                            help="nbgrader's exchange, shared by every user (default: DIR/exchange of "
+                                 "--course-dir)")
+    hub_config.add_argument("--course-id", default=None, metavar="ID",
+                            help="nbgrader's course id (default: the course's nbgrader_config.py)")
+    hub_config.add_argument("--service-port", type=int, default=10101, metavar="PORT",
+                            help="where rlcourse web listens on the loopback (default: 10101)")
+    hub_config.set_defaults(run=_hub_config)
 
     rubric = commands.add_parser("rubric", help="the answers a TA marks by hand: the sheet, the marks")
     rubric_commands = rubric.add_subparsers(dest="rubric_command", required=True)

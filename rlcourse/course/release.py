@@ -22,6 +22,8 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_grade, is_locked, is_solution
 
+from rlcourse.course.submission import is_submit_cell
+
 SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 """nbgrader's solution delimiters as the course writes them (Python comments), whole lines."""
 SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
@@ -52,6 +54,9 @@ class ReleasedCell:
     """nbgrader would restore its source (`is_locked`: test cells and locked given cells)."""
     points: float
     """Its points if it is a grade cell, else 0."""
+    submit: bool = False
+    """The submit cell (tagged `SUBMIT_CELL_TAG`): never run by grading, nor expected of a
+    submission (one made before the cell was released has none)."""
 
     @property
     def visible_test(self) -> bool:
@@ -64,7 +69,7 @@ class ReleasedCell:
         """Locked code that is neither an answer nor a test: the environment, training loop and
         helpers graders call. Grading runs the release's version of it."""
         return (self.cell_type == "code" and self.locked and bool(self.grade_id)
-                and not self.solution and not self.grade)
+                and not self.solution and not self.grade and not self.submit)
 
     @property
     def todo(self) -> bool:
@@ -103,7 +108,8 @@ class Release:
             cells.append(ReleasedCell(
                 index=index, cell_type=cell.cell_type, source=cell.source,
                 grade_id=meta.get("grade_id") or None, solution=bool(is_solution(cell)), grade=grade,
-                locked=bool(is_locked(cell)), points=float(meta.get("points", 0)) if grade else 0.0))
+                locked=bool(is_locked(cell)), points=float(meta.get("points", 0)) if grade else 0.0,
+                submit=is_submit_cell(cell)))
         return cls(path, tuple(cells), notebook)
 
     # --- cells by grade id -----------------------------------------------------------------------
@@ -122,9 +128,9 @@ class Release:
     @property
     def expected_ids(self) -> set[str]:
         """The cells a submission's run should have: every nbgrader code cell but the visible
-        test cells, which are never run."""
+        test cells and the submit cell, which are never run."""
         return {cell.grade_id for cell in self.cells
-                if cell.grade_id and cell.cell_type == "code" and not cell.visible_test}
+                if cell.grade_id and cell.cell_type == "code" and not cell.visible_test and not cell.submit}
 
     @property
     def todo_ids(self) -> set[str]:

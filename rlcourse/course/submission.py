@@ -121,6 +121,16 @@ def _nbgrader_metadata(cell) -> dict:
     return metadata if isinstance(metadata, dict) else {}
 
 
+SUBMIT_CELL_TAG = "rlcourse-submit"
+"""The tag of the released notebooks' submit cell (rlcourse.web.notebook_submit): it sends the
+notebook from the student's hub server, so grading never runs it."""
+
+
+def is_submit_cell(cell) -> bool:
+    tags = cell.get("metadata", {}).get("tags")
+    return isinstance(tags, list) and SUBMIT_CELL_TAG in tags
+
+
 def is_visible_test_cell(cell) -> bool:
     meta = _nbgrader_metadata(cell)
     return bool(meta.get("grade")) and not meta.get("solution")
@@ -168,7 +178,7 @@ def load_submission(path: Path, *, expected_ids: set[str] = frozenset()) -> Subm
         if not isinstance(cell.get("metadata", {}), dict):
             warnings.append(f"cell {index + 1} has malformed metadata; it is run as a plain code cell")
             cell = dict(cell, metadata={})
-        if is_visible_test_cell(cell):
+        if is_visible_test_cell(cell) or is_submit_cell(cell):
             continue
         source = cell.get("source", "")
         if isinstance(source, list):

@@ -88,6 +88,11 @@ def submit(server: str, token: str, assignment: str, notebook: Path, *, timeout:
     return view
 
 
+def whoami(server: str, token: str) -> dict:
+    """Whom the service takes `token` for: {"user": ..., "staff": ...} (Refusal when no one)."""
+    return _request(f"{server.rstrip('/')}/api/whoami", token)
+
+
 def describe(view: dict) -> str:
     """The graded submission as plain text, no more than the policy lets the student see."""
     report = view.get("report") or {}
