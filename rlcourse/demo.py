@@ -172,6 +172,9 @@ def run_demo(course: Course, *, strategy: str = "fork", isolation: str | None = 
         print(f"  {label:20s} {path}")
     print(f"  {'one feedback page':20s} {class_dir.feedback / 'alan' / ASSIGNMENT / 'ps1.html'}")
     print(f"  (nbgrader sees it too: cd {class_dir.root} && nbgrader export)")
+    print("\nFeedback before the deadline: `make web-demo` serves these students (their tokens printed) "
+          "at http://127.0.0.1:8000/; on JupyterHub, `rlcourse hub config` writes a hub where each "
+          "notebook's last cell submits it (docs/operators/deployment.md).")
     return 0
 
 
