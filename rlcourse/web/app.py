@@ -256,13 +256,15 @@ def create_app(service: WebService, hub=None) -> FastAPI:
 
     @router.post("/api/submissions/{submission_id}/regrade", status_code=202)
     def regrade_json(submission_id: int, request: Request):
-        staff_only(bearer(request))
-        return service.view_json(actions.regrade(submission_id))
+        token = bearer(request)
+        staff_only(token)
+        return service.view_json(actions.regrade(submission_id, by=token.user))
 
     @router.post("/api/assignments/{name}/regrade", status_code=202)
     def regrade_assignment_json(name: str, request: Request):
-        staff_only(bearer(request))
-        return {"queued": actions.regrade_assignment(name)}
+        token = bearer(request)
+        staff_only(token)
+        return {"queued": actions.regrade_assignment(name, by=token.user)}
 
     @router.get("/api/submissions/{submission_id}/notebook")
     def notebook_json(submission_id: int, request: Request):
@@ -480,13 +482,13 @@ def create_app(service: WebService, hub=None) -> FastAPI:
 
     # --- the staff's actions (pages: the session and its CSRF token) ----------------------------
     async def staff_action(request: Request, action) -> Response:
-        """Run a staff action from /staff's form, then back to /staff saying what was done, or
-        why it could not be (409)."""
+        """Run a staff action (given the staff member's token) from /staff's form, then back to
+        /staff saying what was done, or why it could not be (409)."""
         token, _ = await staff_session(request)
         if token is None:
             return redirect("/login")
         try:
-            done = await run_in_threadpool(action)
+            done = await run_in_threadpool(action, token)
         except Impossible as impossible:
             if impossible.status != 409:
                 raise
@@ -495,15 +497,16 @@ def create_app(service: WebService, hub=None) -> FastAPI:
 
     @router.post("/staff/submissions/{submission_id}/retry")
     async def retry_page(submission_id: int, request: Request):
-        return await staff_action(request, lambda: f"#{actions.retry(submission_id).id} queued again")
+        return await staff_action(request, lambda _: f"#{actions.retry(submission_id).id} queued again")
 
     @router.post("/staff/submissions/{submission_id}/regrade")
     async def regrade_page(submission_id: int, request: Request):
-        return await staff_action(request, lambda: f"#{actions.regrade(submission_id).id} queued to be regraded")
+        return await staff_action(request, lambda token: f"#{actions.regrade(submission_id, by=token.user).id} "
+                                  "queued to be regraded")
 
     @router.post("/staff/assignments/{name}/regrade")
     async def regrade_assignment_page(name: str, request: Request):
-        return await staff_action(request, lambda: f"{name}: {len(actions.regrade_assignment(name))} "
+        return await staff_action(request, lambda token: f"{name}: {len(actions.regrade_assignment(name, by=token.user))} "
                                                    "counting submission(s) queued to be regraded")
 
     @router.post("/staff/assignments/{name}/export")

@@ -126,9 +126,10 @@ class WarmGraders:
         return {"warmed": name, "seconds": round(time.perf_counter() - started, 3)}
 
     def grade(self, name: str, student: str, root: str, *, force: bool = False,
-              submission: int | None = None) -> dict:
-        """Grade `student`'s installed submission into the gradebook; the audit log names the
-        service as who changed the scores, and `submission` (the service's id) in the cause."""
+              submission: int | None = None, by: str | None = None) -> dict:
+        """Grade `student`'s installed submission into the gradebook; the audit log names `by`
+        (the staff account of a regrade) or else the service as who changed the scores, and
+        `submission` (the service's id) in the cause."""
         from rlcourse.batch.autograde import autograde
         from rlcourse.batch.check import preflight
         from rlcourse.course.class_directory import ClassDirectory
@@ -145,7 +146,7 @@ class WarmGraders:
         LatePolicy(class_dir.root).check()
         ahead = GradedAhead.prepare(backend, class_dir, assignment, student, key, force=force)
         outcomes = autograde(assignment, class_dir=class_dir, students=[student], force=force,
-                             workers=1, progress=False, grading=ahead, audited_by="rlcourse web",
+                             workers=1, progress=False, grading=ahead, audited_by=by or "rlcourse web",
                              audit_detail={"service_submission": submission})
         if not outcomes or outcomes[0].status in ("not graded", "refused"):
             errors = outcomes[0].report.errors if outcomes else ["no submission found"]
@@ -208,7 +209,8 @@ def main() -> int:
             try:
                 reply = (graders.warm(request["warm"]) if "warm" in request else
                          graders.grade(request["assignment"], request["student"], request["root"],
-                                       force=bool(request.get("force")), submission=request.get("submission")))
+                                       force=bool(request.get("force")), submission=request.get("submission"),
+                                       by=request.get("by")))
             except Exception as error:  # noqa: BLE001 - one grading's failure is that grading's reply
                 # ... and this process's end: the next grading starts from a fresh one.
                 replies.write(json.dumps({"graded": False, "error": f"{type(error).__name__}: {error}"}) + "\n")

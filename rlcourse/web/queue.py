@@ -216,7 +216,9 @@ class GradingQueue:
                    "root": str(service.class_dir.root), "submission": submission.id}
         self.log(f"rlcourse web: grading #{submission.id} ({submission.student}, {submission.assignment})"
                  + (" again, for the staff" if submission.regrade else ""))
-        result = lane.ask(dict(request, force=True) if submission.regrade else request)
+        if submission.regrade:
+            request.update(force=True, by=submission.requested_by)
+        result = lane.ask(request)
         if not result.get("graded"):
             reason = result.get("died") or result.get("error") or result.get("stale") or "no reply"
             self._retry_or_fail(submission, f"the grading process failed: {reason}")

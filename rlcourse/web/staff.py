@@ -47,15 +47,16 @@ class StaffActions:
         self.service.queue.wake()
         return submission
 
-    def regrade(self, submission_id: int) -> Submission:
-        """A graded submission queued to be graded afresh; 409 for any other state."""
-        submission = self.service.store.queue_again(submission_id, regrade=True)
+    def regrade(self, submission_id: int, *, by: str | None = None) -> Submission:
+        """A graded submission queued to be graded afresh for the staff account `by` (whom the
+        audit log names); 409 for any other state."""
+        submission = self.service.store.queue_again(submission_id, regrade=True, by=by)
         if submission is None:
             raise self._not_in_state(submission_id, "graded", "only a graded submission is regraded")
         self.service.queue.wake()
         return submission
 
-    def regrade_assignment(self, name: str) -> list[int]:
+    def regrade_assignment(self, name: str, *, by: str | None = None) -> list[int]:
         """Every student's counting submission of the assignment, queued to be graded afresh.
         Work that came through nbgrader's exchange is `rlcourse autograde --force`'s: a student
         whose gradebook entry is such work is left alone (regrading their older upload would
@@ -67,7 +68,7 @@ class StaffActions:
         students = {row.id: row.student for row in rows}
         queued = [number for number in counting
                   if self.service.exchange_work(students[number], name, rows) is None
-                  and store.queue_again(number, regrade=True)]
+                  and store.queue_again(number, regrade=True, by=by)]
         self.service.queue.wake()
         return queued
 

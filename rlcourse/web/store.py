@@ -87,9 +87,11 @@ class Submission(Base):
     regrade: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     """Queued again by the staff (a regrade): graded afresh even where the ledger holds its
     report, and left graded as it was if the regrade fails."""
+    requested_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    """The staff account that queued the regrade: who the audit log says changed the scores."""
 
 
-COLUMNS_ADDED = {"submissions": {"regrade": "BOOLEAN NOT NULL DEFAULT 0"}}
+COLUMNS_ADDED = {"submissions": {"regrade": "BOOLEAN NOT NULL DEFAULT 0", "requested_by": "VARCHAR(200)"}}
 """Columns added since `web.db` was first written: a store made by an older rlcourse gets them
 when opened (SQLite's ALTER TABLE ADD COLUMN), so an upgrade keeps the class's history."""
 
@@ -227,16 +229,17 @@ class Store:
                 submission.attempts += 1
             return submission
 
-    def queue_again(self, submission_id: int, *, regrade: bool) -> Submission | None:
+    def queue_again(self, submission_id: int, *, regrade: bool, by: str | None = None) -> Submission | None:
         """A staff action: a `failed` submission queued to be tried again (`regrade` False), or a
-        `graded` one to be graded afresh (True), with its attempts counted from zero. None when
-        the submission is not in that state (nothing changed)."""
+        `graded` one to be graded afresh (True) for the staff account `by`, with its attempts
+        counted from zero. None when the submission is not in that state (nothing changed)."""
         with self.session.begin() as db:
             submission = db.get(Submission, submission_id)
             if submission is None or submission.status != (GRADED if regrade else FAILED):
                 return None
             submission.status, submission.attempts, submission.started = QUEUED, 0, None
             submission.regrade = regrade
+            submission.requested_by = by if regrade else None
             if not regrade:
                 submission.error, submission.finished = None, None
             return submission

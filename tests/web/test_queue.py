@@ -156,3 +156,25 @@ def test_counts_is_latest_or_best():
     assert WebPolicy.from_table({"counts": "best"}, where="t").counts == "best"
     with pytest.raises(CourseError, match='counts = \'highest\'; it must be "latest" or "best"'):
         WebPolicy.from_table({"counts": "highest"}, where="t")
+
+
+class RefusingLane(RecordingLane):
+    """Records each request and answers that it was not graded (nothing to record)."""
+
+    def ask(self, request):
+        self.requests.append(dict(request))
+        return {"graded": False, "error": "not graded in this test"}
+
+
+def test_a_staff_regrade_asks_the_grading_process_to_name_the_staff_account(tmp_path):
+    """The audit log's `by` for a regrade queued from the service is the staff member who queued
+    it (rlcourse.web.job passes it to autograde as `audited_by`), not "rlcourse web"."""
+    queue, _, (first, latest) = make_class(tmp_path, "latest", [(30, 0), (10, 0)])
+    store, lane = queue.service.store, RefusingLane()
+    assert store.queue_again(latest.id, regrade=True, by="prof").requested_by == "prof"
+    queue._grade(store.next_queued(), lane)
+    assert lane.requests[-1]["by"] == "prof" and lane.requests[-1]["force"] is True
+    store.update(latest.id, status="graded", regrade=False)
+    store.update(first.id, status="queued")  # an ordinary grading: the service is who graded it
+    queue._grade(store.next_queued(), lane)
+    assert "by" not in lane.requests[-1] and "force" not in lane.requests[-1]

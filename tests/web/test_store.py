@@ -19,7 +19,8 @@ def test_an_older_store_gets_the_new_columns_and_keeps_its_rows(tmp_path):
     (row,) = store.submissions()
     assert (row.student, row.status, row.regrade) == ("ada", "graded", False)
     assert row.created == datetime.datetime(2026, 3, 1, 10)
-    assert store.queue_again(row.id, regrade=True).regrade is True
+    again = store.queue_again(row.id, regrade=True, by="prof")
+    assert again.regrade is True and again.requested_by == "prof"
 
 
 def test_a_token_is_always_read_as_a_value_by_the_command_line(tmp_path):
