@@ -11,7 +11,8 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt tests/web/hub-proxy/package-lock.json
+$(VENV)/.installed: pyproject.toml constraints.txt tests/web/hub-proxy/package-lock.json \
+		jupyterlab-rlcourse/pyproject.toml jupyterlab-rlcourse/package-lock.json jupyterlab-rlcourse/src/index.ts
 	@command -v bwrap >/dev/null || (apt-get update -qq && apt-get install -y -qq bubblewrap) \
 		|| echo "bubblewrap could not be installed: workers will run with resource limits only"
 	@command -v shellcheck >/dev/null || (apt-get update -qq && apt-get install -y -qq shellcheck) \
@@ -26,6 +27,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt tests/web/hub-proxy/package-l
 	cp tests/web/hub-proxy/package.json tests/web/hub-proxy/package-lock.json $(VENV)/hub-proxy/
 	cd $(VENV)/hub-proxy && npm ci --no-audit --no-fund --loglevel=error \
 		|| echo "configurable-http-proxy could not be installed: tests/web/test_jupyterhub_real.py will be skipped"
+	@# JupyterLab's "Submit to rlcourse" button (jupyterlab-rlcourse/): its server extension into .venv,
+	@# and its front end built from the lock file (npm ci, tsc, jupyter-builder) and linked into .venv.
+	$(BIN)/python -m pip install --quiet --no-deps --editable jupyterlab-rlcourse
+	rm -rf jupyterlab-rlcourse/jupyterlab_rlcourse/labextension
+	cd jupyterlab-rlcourse && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build \
+		&& $(CURDIR)/$(BIN)/jupyter-builder develop --overwrite . \
+		|| echo "JupyterLab's Submit to rlcourse button could not be built: its browser test will be skipped"
 	touch $@
 
 demo: install

@@ -14,7 +14,11 @@ What it configures, and why each part is needed (docs/operators/deployment.md):
   beside the config: the kernels need nothing of rlcourse), and an nbgrader configuration on
   `JUPYTER_CONFIG_PATH` that points every user at the one shared exchange;
 * JupyterLab and Notebook 7 expose their application to the page (`expose_app_in_browser`), so
-  the cell can ask the front end to save the notebook before it is sent.
+  the cell can ask the front end to save the notebook before it is sent;
+* the users' servers load `jupyterlab_rlcourse`, the server side of JupyterLab's "Submit to
+  rlcourse" toolbar button (jupyterlab-rlcourse/ in the repository), through the same
+  configuration folder: the button does what the cell does, the hub token kept in the server. A
+  server whose environment lacks that package logs it and runs on; the cell still works.
 
 What it leaves to the hub's defaults: the authenticator (PAM: the machine's users) and the
 spawner (LocalProcessSpawner: each user's server runs as that system user). A cluster changes
@@ -22,6 +26,7 @@ those lines and the service's URL (docs/operators/deployment.md).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -34,7 +39,10 @@ DEFAULT_SERVICE_PORT = 10101
 KERNEL_FOLDER = "rlcourse-kernel"
 """Beside the config: the submit cell's client for the kernels (rlcourse_submit.py, rlcourse_client.py)."""
 JUPYTER_CONFIG_FOLDER = "rlcourse-jupyter-config"
-"""Beside the config: the users' nbgrader_config.py (the shared exchange, the course's id)."""
+"""Beside the config: the users' nbgrader_config.py (the shared exchange, the course's id) and
+the server extension that the toolbar button calls, enabled."""
+LAB_SERVER_EXTENSION = "jupyterlab_rlcourse"
+"""The Jupyter server extension of JupyterLab's "Submit to rlcourse" button (jupyterlab-rlcourse/)."""
 SERVER_SCOPES = ("users:activity!user", "access:servers!server", f"access:services!service={SERVICE_NAME}")
 """JupyterHub's own `server` role's scopes, and the service's."""
 
@@ -134,6 +142,10 @@ def write_hub_config(*, course_root: Path, class_dir: Path, output: Path, course
     jupyter_config_dir = output.parent / JUPYTER_CONFIG_FOLDER
     jupyter_config_dir.mkdir(exist_ok=True)
     (jupyter_config_dir / "nbgrader_config.py").write_text(nbgrader_user_config(course_id=course_id, exchange=exchange))
+    enabled = jupyter_config_dir / "jupyter_server_config.d"
+    enabled.mkdir(exist_ok=True)  # how Jupyter enables a server extension: one file per extension
+    (enabled / f"{LAB_SERVER_EXTENSION}.json").write_text(json.dumps(
+        {"ServerApp": {"jpserver_extensions": {LAB_SERVER_EXTENSION: True}}}, indent=2) + "\n")
     output.write_text(config_text(course_root=Path(course_root).resolve(), class_dir=Path(class_dir).resolve(),
                                   course_id=course_id, exchange=exchange, kernel_dir=kernel_dir,
                                   jupyter_config_dir=jupyter_config_dir, service_port=service_port))

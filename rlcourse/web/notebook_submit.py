@@ -153,6 +153,12 @@ def feedback_html(view: dict, *, feedback_url: str) -> str:
     return '<div class="rlcourse-feedback">' + "".join(parts) + "</div>"
 
 
+def feedback_page(service: str, view: dict) -> str:
+    """The submission's full feedback page, as the student's browser reaches it: the service's
+    path behind the hub's proxy (`/services/rlcourse/...`), on whatever host the page came from."""
+    return urllib.parse.urlsplit(service).path + f"/submissions/{view['id']}/feedback"
+
+
 def submit_saved_notebook(*, service: str, token: str, user: str, assignment: str, notebook: Path,
                           on_wait=None) -> dict:
     """Send the saved `notebook` as `user` and wait for its grade: the service's view of it.
@@ -203,6 +209,5 @@ def submit_this_notebook(assignment: str, *, environ=None) -> dict | None:
     except NotSubmitted as reason:
         progress.update(HTML(f"<p><b>Not submitted:</b> {html.escape(str(reason))}</p>"))
         return None
-    page = urllib.parse.urlsplit(service).path + f"/submissions/{view['id']}/feedback"
-    progress.update(HTML(feedback_html(view, feedback_url=page)))
+    progress.update(HTML(feedback_html(view, feedback_url=feedback_page(service, view))))
     return view

@@ -1,11 +1,13 @@
 """`rlcourse hub config`: the jupyterhub_config.py it writes, read back as JupyterHub reads it
 (traitlets' loader), gives the hub what the submit cell needs. A real hub runs on it in
 tests/web/test_jupyterhub_real.py."""
+import json
 import stat
+import subprocess
 from pathlib import Path
 
 from traitlets.config.loader import PyFileConfigLoader
-from webserver import ROOT, rlcourse
+from webserver import BIN, ROOT, environment, rlcourse
 
 from rlcourse.web import client, notebook_submit
 
@@ -52,3 +54,31 @@ def test_every_user_shares_nbgraders_exchange(tmp_path):
 def test_a_folder_as_output_is_refused_with_the_reason(tmp_path):
     done = rlcourse(ROOT, "hub", "config", "--output", tmp_path, check=False)
     assert done.returncode != 0 and "is a folder" in done.stderr
+
+
+FOUND_EXTENSIONS = """
+import json
+from jupyter_server.serverapp import ServerApp
+app = ServerApp()
+app.find_server_extensions()
+print(json.dumps(app.jpserver_extensions))
+"""
+"""How a Jupyter server finds the extensions it loads (its configuration path's
+jupyter_server_config.d), printed."""
+
+
+def test_the_users_servers_load_the_toolbar_buttons_extension(tmp_path):
+    """The users' servers, on the configuration path the hub gives them, load the server side of
+    JupyterLab's Submit to rlcourse button; without that path they do not."""
+    output = tmp_path / "jupyterhub_config.py"
+    rlcourse(ROOT, "hub", "config", "--course-dir", tmp_path / "class", "--output", output)
+    users_config = load(output).Spawner.environment["JUPYTER_CONFIG_PATH"]
+
+    def found(**env):
+        done = subprocess.run([str(BIN / "python"), "-c", FOUND_EXTENSIONS], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path, check=True,
+                              env=dict(environment(), JUPYTER_CONFIG_DIR=str(tmp_path / "home"), **env))
+        return json.loads(done.stdout.splitlines()[-1])
+
+    assert found(JUPYTER_CONFIG_PATH=users_config).get("jupyterlab_rlcourse") is True
+    assert "jupyterlab_rlcourse" not in found()
