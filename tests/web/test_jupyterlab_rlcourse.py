@@ -183,8 +183,9 @@ def test_a_token_of_another_user_sends_nothing_and_says_why(served, tmp_path):
 
 @pytest.mark.browser
 def test_the_button_saves_the_edited_notebook_and_shows_the_feedback(served, ada_lab, tmp_path):
-    """ada edits a cell (unsaved) and presses Submit to rlcourse: JupyterLab's save runs first
-    (the service graded the edited file), and the feedback opens in a dialog."""
+    """ada edits a cell (unsaved) of her draft, a copy of ps1 under another name, and presses Submit
+    to rlcourse: JupyterLab's save runs first (the service graded the edited file), the assignment
+    is the submit cell's (submit_ps1), and the feedback opens in a dialog."""
     if shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not on PATH (apt-get install chromium; .ci/run does)")
     if not (BUILT / "package.json").is_file():
@@ -193,6 +194,10 @@ def test_the_button_saves_the_edited_notebook_and_shows_the_feedback(served, ada
 
     server, tokens, _ = served
     before = len(server.api("/api/submissions", tokens["ada"])[1])
+    # alan's answers, ending as every released ps1 does: with the submit cell (grade id submit_ps1)
+    draft = json.loads(ALAN.read_text())
+    draft["cells"].append(json.loads((server.course / "release" / "ps1" / "ps1.ipynb").read_text())["cells"][-1])
+    (ada_lab.home / "ps1-draft.ipynb").write_text(json.dumps(draft))
     browser = Browser(tmp_path / "profile")
     try:
         tab = browser.tab("about:blank")
@@ -200,7 +205,7 @@ def test_the_button_saves_the_edited_notebook_and_shows_the_feedback(served, ada
         tab.send("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1,
                                                         "mobile": False})
         # JupyterLab takes the token into a cookie and drops it from the address: no exact URL to wait for
-        tab.send("Page.navigate", {"url": f"{ada_lab.url}/lab/tree/ps1.ipynb?token={LAB_TOKEN}"})
+        tab.send("Page.navigate", {"url": f"{ada_lab.url}/lab/tree/ps1-draft.ipynb?token={LAB_TOKEN}"})
         tab.wait("window.jupyterapp && jupyterapp.shell.currentWidget && jupyterapp.shell.currentWidget.context"
                  " && jupyterapp.shell.currentWidget.context.isReady"
                  " && document.querySelector('.jp-NotebookPanel-toolbar .rlcourse-submit-button') !== null",
@@ -222,3 +227,5 @@ def test_the_button_saves_the_edited_notebook_and_shows_the_feedback(served, ada
     assert "clip_without_min" in shown and "Full feedback page" in shown
     sent = json.loads((server.class_dir / "submitted" / "ada" / "ps1" / "ps1.ipynb").read_text())
     assert "Edited in the browser, not saved." in "".join(sent["cells"][0]["source"])
+    saved = json.loads((ada_lab.home / "ps1-draft.ipynb").read_text())
+    assert sent == saved  # what was graded is the file JupyterLab saved
