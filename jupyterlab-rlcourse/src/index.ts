@@ -66,7 +66,13 @@ async function submitSaved(path: string, assignment: string): Promise<ISubmitted
   try {
     body = (await response.json()) as ISubmitted;
   } catch {
-    body = { submitted: false, reason: `the server answered ${response.status} ${response.statusText}` };
+    // Not JSON: the route is not there, so this server does not load the server extension.
+    const missing =
+      response.status === 404
+        ? "this Jupyter server does not run rlcourse's extension (jupyterlab_rlcourse): " +
+          "run the notebook's Submit cell, or submit as the course's page says"
+        : `the server answered ${response.status} ${response.statusText}`;
+    body = { submitted: false, reason: missing };
   }
   if (!response.ok && body.submitted !== false) {
     body = { submitted: false, reason: (body as any).message ?? `the server answered ${response.status}` };
