@@ -388,7 +388,9 @@ def test_the_other_students_token_sees_only_their_own(submitted):
 def test_in_jupyterlab_the_cell_saves_the_edited_notebook_and_draws_the_feedback(hub, tmp_path):
     """Headless Chromium signs linus in on the hub's page and opens his ps1 in JupyterLab; he edits
     a cell (unsaved), runs the submit cell, and JupyterLab itself saves the notebook when the cell
-    asks: the service graded the edited notebook, and the feedback is drawn under the cell."""
+    asks: the service graded the edited notebook, and the feedback is drawn under the cell. The
+    page's own request reaches the Submit to rlcourse button's handler on his server (the hub
+    config enables it; tests/web/test_jupyterlab_rlcourse.py presses the button)."""
     if shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not on PATH (apt-get install chromium; .ci/run does)")
     from browser import Browser
@@ -413,6 +415,16 @@ def test_in_jupyterlab_the_cell_saves_the_edited_notebook_and_draws_the_feedback
                  "  jupyterapp.commands.execute('notebook:run-cell'); return true; })()")
         tab.wait("document.querySelector('.jp-OutputArea-output div.rlcourse-feedback') !== null", timeout=600)
         drawn = tab.eval("document.querySelector('div.rlcourse-feedback').innerText")
+        # the Submit to rlcourse button's server side, enabled on the users' servers by rlcourse hub
+        # config: the page's own request (its cookie and XSRF header) reaches it through the proxy
+        tab.eval("(() => { window.rlcourseProbe = null;"
+                 "  const xsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || '';"
+                 "  fetch('/user/linus/rlcourse/submit', {method: 'POST', headers: {'X-XSRFToken': xsrf},"
+                 "    body: JSON.stringify({path: 'missing.ipynb', assignment: 'ps1'})})"
+                 "  .then(async r => { window.rlcourseProbe = [r.status, await r.text()]; });"
+                 "  return true; })()")
+        tab.wait("window.rlcourseProbe !== null")
+        probe_status, probe_body = tab.eval("window.rlcourseProbe")
     finally:
         browser.close()
     view = service_view(url, class_dir, "linus")
@@ -421,3 +433,4 @@ def test_in_jupyterlab_the_cell_saves_the_edited_notebook_and_draws_the_feedback
     assert "Full feedback page" in drawn
     sent = json.loads((class_dir / "submitted" / "linus" / "ps1" / "ps1.ipynb").read_text())
     assert "Edited in the browser, not saved." in "".join(sent["cells"][0]["source"])
+    assert probe_status == 404 and "no notebook 'missing.ipynb'" in json.loads(probe_body)["message"], probe_body
