@@ -45,6 +45,18 @@ class Worker:
         self._cgroup = cgroup
         self._output = _OutputPipes(output or {}, keep_bytes=4 * limits.output_chars)
         self.alive = True
+        self.memory = None
+        """Its memory cgroup (rlcourse.worker.cgroup.MemoryCgroup) when the launcher made one (a
+        spare's, made when it was forked); else `StudentCode` makes it."""
+
+    def wait_ready(self, *, timeout: float) -> bool:
+        """Whether a spare worker says READY within `timeout`, its first and only unasked
+        message (protocol.READY, from rlcourse.worker.server.run_worker); a spare that died, was killed or says
+        anything else is not ready, and is then not used."""
+        try:
+            return protocol.receive_message(self._sock, timeout=timeout, max_bytes=64) == protocol.READY
+        except (protocol.ProtocolError, OSError):
+            return False
 
     def request(self, op: str, arguments: dict, *, timeout: float):
         if not self.alive:
