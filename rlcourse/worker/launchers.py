@@ -70,7 +70,8 @@ class WorkerOptions:
     """Each worker gets its own pids cgroup where the machine lets the grader make one."""
     spare: bool | None = None
     """Whether a `ForkLauncher` keeps one spare worker ready (forked, confined, its backend
-    started) for the next submission; None: the framework's default (`spare_by_default`).
+    started) for the next submission; None: the operator's `RLCOURSE_SPARE_WORKERS`, else the
+    framework's default (`spare_by_default`).
     Never for the trusted warm-up that writes the compilation cache."""
 
 
@@ -389,6 +390,9 @@ class ForkLauncher(_Launcher):
             return False  # the trusted warm-up grades one notebook, and writes the cache
         if options.spare is not None:
             return options.spare
+        switch = os.environ.get(SPARE_SWITCH, "").strip()
+        if switch in ("0", "1"):
+            return switch == "1"
         framework = FRAMEWORKS.get(options.framework)
         return bool(framework and framework.spare_by_default)
 
@@ -453,6 +457,10 @@ class ForkLauncher(_Launcher):
         remove_run_folder(self._run_root)
 
 
+SPARE_SWITCH = "RLCOURSE_SPARE_WORKERS"
+"""The operator's switch: "0" keeps no spare worker for any framework, "1" one for every framework;
+unset (or anything else), each framework's default (`spare_by_default`). `WorkerOptions.spare`,
+when set, comes first."""
 SPARE_READY_SECONDS = 60.0
 """How long a launch waits for a spare still starting its backend before it forks another."""
 
