@@ -413,7 +413,8 @@ class ForkLauncher(_Launcher):
 
     def _take_spare(self) -> Worker | None:
         """The spare, if it is healthy: made with these options in this run folder, its scratch
-        folder as it was made (empty, where workers mount their own), and alive, confined and
+        folder as it was made and empty (a spare writes nothing before its submission; where
+        workers mount their own tmpfs there, nothing is written beneath it), and alive, confined and
         ready (its READY arrives within SPARE_READY_SECONDS). Otherwise it is killed and None."""
         self._wait_for_spare()
         if self._spare is None:
@@ -421,7 +422,7 @@ class ForkLauncher(_Launcher):
         (spare, key, scratch_stat), self._spare = self._spare, None
         healthy = (key == self._options_key() and self._run_root_intact()
                    and _folder_stat(spare.scratch) == scratch_stat
-                   and not (self._mounts and _has_entries(spare.scratch))
+                   and not _has_entries(spare.scratch)
                    and spare.wait_ready(timeout=SPARE_READY_SECONDS))
         if healthy:
             return spare
@@ -475,8 +476,8 @@ def _folder_stat(path: Path) -> tuple | None:
 
 
 def _has_entries(path: Path) -> bool:
-    """Whether anything was put in a scratch folder from outside (a worker that mounts its own
-    tmpfs on it never writes the folder beneath)."""
+    """Whether anything is in a spare's scratch folder, as the grader sees it: a spare writes
+    nothing before its submission, so anything there was put in from outside."""
     try:
         with os.scandir(path) as entries:
             return any(True for _ in entries)

@@ -191,6 +191,18 @@ def test_no_spare_for_the_warm_up_that_writes_the_cache_nor_when_switched_off(tm
         writer.close(), switched_off.close()
 
 
+def test_a_spare_with_a_file_planted_in_its_folder_is_not_used(launcher):
+    """As a neighbour without Landlock might try: a file waiting for the next student is found."""
+    launcher.launch().kill()
+    spare = the_spare(launcher)
+    (spare.scratch / "helpers.py").write_text("answer = 'planted'\n")
+    worker = launcher.launch()
+    assert worker is not spare and not spare.alive
+    run(worker, "import os\nseen = os.listdir('.')")
+    assert "helpers.py" not in worker.request("get", {"names": ["seen"]}, timeout=10)["values"]["seen"]
+    worker.kill()
+
+
 def test_a_jax_spare_has_started_its_backend_and_grades_as_any_worker():
     launcher = make_launcher(WorkerOptions("jax", Limits(), spare=True))
     try:
