@@ -310,8 +310,12 @@ class ForkLauncher(_Launcher):
 
     def wait_ready(self) -> None:
         """Return once the template has imported its framework, so the next `launch` forks at
-        once (the template answers only after its imports)."""
+        once (the template answers only after its imports); where this launcher keeps a spare,
+        start preparing it, so that the first submission (a service's, after it warmed the
+        assignment) gets a ready worker too."""
         self._ask({"op": "ready"})
+        if self._keeps_spare and self._spare is None and self._preparing is None:
+            self._prepare_in_background()
 
     def _ask(self, request: dict, fds=()) -> dict:
         with self._asking:
@@ -329,9 +333,7 @@ class ForkLauncher(_Launcher):
             remove_run_folder(old)
         worker = self._take_spare() or self._fork()
         if self._keeps_spare:
-            self._preparing = threading.Thread(target=self._prepare_spare, name="rlcourse-spare",
-                                               daemon=True)
-            self._preparing.start()
+            self._prepare_in_background()
         return worker
 
     def _fork(self, *, spare: bool = False) -> Worker:
@@ -399,6 +401,10 @@ class ForkLauncher(_Launcher):
     def _options_key(self) -> str:
         return json.dumps([dataclasses.asdict(self.options), self.isolation, str(self._run_root)],
                           sort_keys=True, default=str)
+
+    def _prepare_in_background(self) -> None:
+        self._preparing = threading.Thread(target=self._prepare_spare, name="rlcourse-spare", daemon=True)
+        self._preparing.start()
 
     def _prepare_spare(self) -> None:
         """Fork the next submission's worker now, put it in its memory cgroup as `StudentCode`

@@ -79,6 +79,16 @@ def student_for(folder, launcher, *sources):
     return StudentCode(load_submission(path), launcher)
 
 
+def test_a_launcher_made_ready_prepares_the_first_submission_s_spare(launcher):
+    """A service warms an assignment with `wait_ready`: its first submission then gets a spare."""
+    launcher.wait_ready()
+    spare = the_spare(launcher)
+    worker = launcher.launch()
+    assert worker is spare
+    run(worker, "x = 1")
+    worker.kill()
+
+
 def test_a_spare_is_never_shared_between_students(tmp_path, launcher):
     ada = student_for(tmp_path / "ada", launcher, "secret = 'ada'\nimport numpy\nnumpy.planted = 'ada'")
     try:
