@@ -256,6 +256,7 @@ class ForkLauncher(_Launcher):
     def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
         super().__init__(options, isolation=isolation)
         self._asking = threading.Lock()  # the spare is forked from another thread
+        self._handing_out = threading.RLock()  # a spare goes to one launch, whatever the threads
         self._spare: tuple[Worker, str, tuple] | None = None
         self._preparing: threading.Thread | None = None
         self._run_root = self._make_run_root()
@@ -314,8 +315,9 @@ class ForkLauncher(_Launcher):
         start preparing it, so that the first submission (a service's, after it warmed the
         assignment) gets a ready worker too."""
         self._ask({"op": "ready"})
-        if self._keeps_spare and self._spare is None and self._preparing is None:
-            self._prepare_in_background()
+        with self._handing_out:
+            if self._keeps_spare and self._spare is None and self._preparing is None:
+                self._prepare_in_background()
 
     def _ask(self, request: dict, fds=()) -> dict:
         with self._asking:
@@ -326,15 +328,16 @@ class ForkLauncher(_Launcher):
     def launch(self) -> Worker:
         """A fresh worker for one submission: the spare, if it is healthy, else one forked now;
         then (in the background) the next spare. A worker is handed out once, never again."""
-        if not self._run_root_intact():  # damaged by a worker: a new folder and template
-            old = self._run_root
-            self._run_root = self._make_run_root()
-            self.restart()
-            remove_run_folder(old)
-        worker = self._take_spare() or self._fork()
-        if self._keeps_spare:
-            self._prepare_in_background()
-        return worker
+        with self._handing_out:
+            if not self._run_root_intact():  # damaged by a worker: a new folder and template
+                old = self._run_root
+                self._run_root = self._make_run_root()
+                self.restart()
+                remove_run_folder(old)
+            worker = self._take_spare() or self._fork()
+            if self._keeps_spare:
+                self._prepare_in_background()
+            return worker
 
     def _fork(self, *, spare: bool = False) -> Worker:
         """Ask the template for a new child, confined in a new scratch folder (a `spare` also
@@ -441,10 +444,11 @@ class ForkLauncher(_Launcher):
             preparing.join()
 
     def _discard_spare(self) -> None:
-        self._wait_for_spare()
-        if self._spare is not None:
-            (spare, _, _), self._spare = self._spare, None
-            _discard(spare)
+        with self._handing_out:
+            self._wait_for_spare()
+            if self._spare is not None:
+                (spare, _, _), self._spare = self._spare, None
+                _discard(spare)
 
     def _kill(self, pid: int) -> None:
         try:
@@ -468,7 +472,7 @@ SPARE_SWITCH = "RLCOURSE_SPARE_WORKERS"
 """The operator's switch: "0" keeps no spare worker for any framework, "1" one for every framework;
 unset (or anything else), each framework's default (`spare_by_default`). `WorkerOptions.spare`,
 when set, comes first."""
-SPARE_READY_SECONDS = 60.0
+SPARE_READY_SECONDS = 30.0
 """How long a launch waits for a spare still starting its backend before it forks another."""
 
 
