@@ -7,6 +7,9 @@ Two ways to start a worker share one `Worker` handle (rlcourse.worker.handle):
 * `ForkLauncher` starts one trusted *template* process per grading run that imports the heavy
   libraries once, and forks a fresh child for each submission before any student code runs. No
   state passes from one student to the next: every child starts from the same clean template.
+  Where it pays (JAX, `Framework.spare_by_default`), it keeps one child forked ahead: a *spare*,
+  confined and with its framework's backend started before its submission arrives, handed to
+  exactly one submission if it is still healthy (docs/operators/performance/ready-workers.md).
 
 Either way the worker talks over a private socket (never its stdout), asks the grader for the
 compilation cache's entries over another (rlcourse.worker.compile_cache), confines itself before
