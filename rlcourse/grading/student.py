@@ -353,8 +353,9 @@ class StudentCode:
                 self.engine_failure = f"no worker could be started ({error})"
                 raise WorkerError("worker_crashed", self.engine_failure) from None
         self._release_memory_group()
-        self._memory = MemoryCgroup.for_worker(self.limits.resident_bytes,
-                                               getattr(worker, "_cgroup", None))
+        # A spare worker's launcher made its memory cgroup when it forked it, as is done here.
+        self._memory = getattr(worker, "memory", None) or MemoryCgroup.for_worker(
+            self.limits.resident_bytes, getattr(worker, "_cgroup", None))
         self._send_refusals(worker)
         return worker
 

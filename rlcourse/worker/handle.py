@@ -45,6 +45,23 @@ class Worker:
         self._cgroup = cgroup
         self._output = _OutputPipes(output or {}, keep_bytes=4 * limits.output_chars)
         self.alive = True
+        self.memory = None
+        """Its memory cgroup (rlcourse.worker.cgroup.MemoryCgroup) when the launcher made one (a
+        spare's, made when it was forked); else `StudentCode` makes it."""
+
+    def wait_ready(self, *, timeout: float) -> bool:
+        """Whether a spare worker says READY within `timeout`, its first and only unasked
+        message (protocol.READY, from rlcourse.worker.server.run_worker), and is still alive: a
+        spare that died, was killed or says anything else is not ready, and is then not used."""
+        try:
+            if protocol.receive_message(self._sock, timeout=timeout, max_bytes=64) != protocol.READY:
+                return False
+            # READY may have waited in the socket since before the spare was killed: a spare
+            # still alive has nothing more to say, a dead one's end of the socket is closed.
+            readable, _, _ = select.select([self._sock], [], [], 0)
+        except (protocol.ProtocolError, OSError, ValueError):
+            return False
+        return not readable and not (self._cgroup is not None and not self._cgroup.members())
 
     def request(self, op: str, arguments: dict, *, timeout: float):
         if not self.alive:

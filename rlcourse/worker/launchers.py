@@ -7,6 +7,9 @@ Two ways to start a worker share one `Worker` handle (rlcourse.worker.handle):
 * `ForkLauncher` starts one trusted *template* process per grading run that imports the heavy
   libraries once, and forks a fresh child for each submission before any student code runs. No
   state passes from one student to the next: every child starts from the same clean template.
+  Where it pays (JAX, `Framework.spare_by_default`), it keeps one child forked ahead: a *spare*,
+  confined and with its framework's backend started before its submission arrives, handed to
+  exactly one submission if it is still healthy (docs/operators/performance/ready-workers.md).
 
 Either way the worker talks over a private socket (never its stdout), asks the grader for the
 compilation cache's entries over another (rlcourse.worker.compile_cache), confines itself before
@@ -29,11 +32,13 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from rlcourse.worker import confine, landlock, protocol
-from rlcourse.worker.cgroup import PidsCgroup
+from rlcourse.worker.cgroup import MemoryCgroup, PidsCgroup
 from rlcourse.worker.compile_cache import CacheServer
+from rlcourse.worker.frameworks import FRAMEWORKS
 from rlcourse.worker.handle import Worker
 from rlcourse.worker.limits import Limits
 from rlcourse.worker.privileges import (UNPRIVILEGED, check_floor, drops_privileges, hand_over,
@@ -66,6 +71,11 @@ class WorkerOptions:
     """Workers restrict themselves with Landlock where the kernel provides it."""
     pids_cgroup: bool = True
     """Each worker gets its own pids cgroup where the machine lets the grader make one."""
+    spare: bool | None = None
+    """Whether a `ForkLauncher` keeps one spare worker ready (forked, confined, its backend
+    started) for the next submission; None: the operator's `RLCOURSE_SPARE_WORKERS`, else the
+    framework's default (`spare_by_default`).
+    Never for the trusted warm-up that writes the compilation cache."""
 
 
 def _sandboxed(command: list[str], options: WorkerOptions, *, home: Path, private_home: bool = False,
@@ -248,6 +258,10 @@ class ForkLauncher(_Launcher):
 
     def __init__(self, options: WorkerOptions, *, isolation: str = "rlimits"):
         super().__init__(options, isolation=isolation)
+        self._asking = threading.Lock()  # the spare is forked from another thread
+        self._handing_out = threading.RLock()  # a spare goes to one launch, whatever the threads
+        self._spare: tuple[Worker, str, tuple] | None = None
+        self._preparing: threading.Thread | None = None
         self._run_root = self._make_run_root()
         self._start_template()
 
@@ -276,7 +290,8 @@ class ForkLauncher(_Launcher):
     def restart(self) -> None:
         """Start a new template: a submission may have killed the last one (its children can
         signal their parent where Landlock cannot scope signals). Workers already running are
-        unaffected."""
+        unaffected; the spare, if any, is not kept."""
+        self._discard_spare()
         with contextlib.suppress(OSError):
             self._control.close()
         kill_process_group(self._template.pid)
@@ -299,24 +314,41 @@ class ForkLauncher(_Launcher):
 
     def wait_ready(self) -> None:
         """Return once the template has imported its framework, so the next `launch` forks at
-        once (the template answers only after its imports)."""
+        once (the template answers only after its imports); where this launcher keeps a spare,
+        start preparing it, so that the first submission (a service's, after it warmed the
+        assignment) gets a ready worker too."""
         self._ask({"op": "ready"})
+        with self._handing_out:
+            if self._keeps_spare and self._spare is None and self._preparing is None:
+                self._prepare_in_background()
 
     def _ask(self, request: dict, fds=()) -> dict:
-        socket.send_fds(self._control, [protocol.HEADER.pack(0)], list(fds))
-        protocol.send_message(self._control, request)
-        return protocol.receive_message(self._control, timeout=60)
+        with self._asking:
+            socket.send_fds(self._control, [protocol.HEADER.pack(0)], list(fds))
+            protocol.send_message(self._control, request)
+            return protocol.receive_message(self._control, timeout=60)
 
     def launch(self) -> Worker:
-        if not self._run_root_intact():  # damaged by a worker: a new folder and template
-            old = self._run_root
-            self._run_root = self._make_run_root()
-            self.restart()
-            remove_run_folder(old)
+        """A fresh worker for one submission: the spare, if it is healthy, else one forked now;
+        then (in the background) the next spare. A worker is handed out once, never again."""
+        with self._handing_out:
+            if not self._run_root_intact():  # damaged by a worker: a new folder and template
+                old = self._run_root
+                self._run_root = self._make_run_root()
+                self.restart()
+                remove_run_folder(old)
+            worker = self._take_spare() or self._fork()
+            if self._keeps_spare:
+                self._prepare_in_background()
+            return worker
+
+    def _fork(self, *, spare: bool = False) -> Worker:
+        """Ask the template for a new child, confined in a new scratch folder (a `spare` also
+        starts its backend, then says READY)."""
         scratch = hand_over(scratch_dir(self._run_root), self.isolation)
         ours, theirs = socket.socketpair()
         cache_server, cache_end = _served_cache(self.options)
-        request = {"op": "fork", "scratch": str(scratch),
+        request = {"op": "fork", "scratch": str(scratch), "spare": spare,
                    "confinement": self._spec(scratch, in_sandbox=self.isolation == "bwrap"),
                    "compile_cache": _cache_description(self.options, None)}
         output, ends = _pipes()
@@ -352,6 +384,75 @@ class ForkLauncher(_Launcher):
         return Worker(ours, pid, scratch, self.options.limits, reap=None, killer=self._kill,
                       cgroup=group, output=output, cache_server=cache_server)
 
+    # --- the spare ------------------------------------------------------------------------------
+    # One per launcher (one Grader of one assignment, one grading lane): an idle process, blocked
+    # on its socket, that costs no CPU while it waits. Its wall and CPU budgets are the
+    # submission's as for any worker: StudentCode's clock starts when it takes the worker, and
+    # RLIMIT_CPU counts only the CPU the spare used (its backend's start-up, which a worker
+    # forked on demand spends in its first cell instead).
+
+    @property
+    def _keeps_spare(self) -> bool:
+        options = self.options
+        if options.cache_writable:
+            return False  # the trusted warm-up grades one notebook, and writes the cache
+        if options.spare is not None:
+            return options.spare
+        switch = os.environ.get(SPARE_SWITCH, "").strip()
+        if switch in ("0", "1"):
+            return switch == "1"
+        framework = FRAMEWORKS.get(options.framework)
+        return bool(framework and framework.spare_by_default)
+
+    def _options_key(self) -> str:
+        return json.dumps([dataclasses.asdict(self.options), self.isolation, str(self._run_root)],
+                          sort_keys=True, default=str)
+
+    def _prepare_in_background(self) -> None:
+        self._preparing = threading.Thread(target=self._prepare_spare, name="rlcourse-spare", daemon=True)
+        self._preparing.start()
+
+    def _prepare_spare(self) -> None:
+        """Fork the next submission's worker now, put it in its memory cgroup as `StudentCode`
+        does a worker it launched (rlcourse.worker.cgroup.MemoryCgroup), and remember what it was
+        made for. A failure leaves no spare: the next launch forks as it would without one."""
+        try:
+            spare = self._fork(spare=True)
+        except Exception:  # noqa: BLE001 - the next launch forks on demand and meets it there
+            return
+        spare.memory = MemoryCgroup.for_worker(self.options.limits.resident_bytes, spare._cgroup)
+        self._spare = (spare, self._options_key(), _folder_stat(spare.scratch))
+
+    def _take_spare(self) -> Worker | None:
+        """The spare, if it is healthy: made with these options in this run folder, its scratch
+        folder as it was made and empty (a spare writes nothing before its submission; where
+        workers mount their own tmpfs there, nothing is written beneath it), and alive, confined and
+        ready (its READY arrives within SPARE_READY_SECONDS). Otherwise it is killed and None."""
+        self._wait_for_spare()
+        if self._spare is None:
+            return None
+        (spare, key, scratch_stat), self._spare = self._spare, None
+        healthy = (key == self._options_key() and self._run_root_intact()
+                   and _folder_stat(spare.scratch) == scratch_stat
+                   and not _has_entries(spare.scratch)
+                   and spare.wait_ready(timeout=SPARE_READY_SECONDS))
+        if healthy:
+            return spare
+        _discard(spare)
+        return None
+
+    def _wait_for_spare(self) -> None:
+        preparing, self._preparing = self._preparing, None
+        if preparing is not None:
+            preparing.join()
+
+    def _discard_spare(self) -> None:
+        with self._handing_out:
+            self._wait_for_spare()
+            if self._spare is not None:
+                (spare, _, _), self._spare = self._spare, None
+                _discard(spare)
+
     def _kill(self, pid: int) -> None:
         try:
             self._ask({"op": "kill", "pid": pid})
@@ -359,6 +460,8 @@ class ForkLauncher(_Launcher):
             pass  # the template is gone, and its children with it
 
     def close(self) -> None:
+        """Stop the spare (its process and scratch folder go), the template, and the run folder."""
+        self._discard_spare()
         self._control.close()
         try:
             self._template.wait(timeout=5)
@@ -366,6 +469,40 @@ class ForkLauncher(_Launcher):
             self._template.kill()
             self._template.wait()
         remove_run_folder(self._run_root)
+
+
+SPARE_SWITCH = "RLCOURSE_SPARE_WORKERS"
+"""The operator's switch: "0" keeps no spare worker for any framework, "1" one for every framework;
+unset (or anything else), each framework's default (`spare_by_default`). `WorkerOptions.spare`,
+when set, comes first."""
+SPARE_READY_SECONDS = 30.0
+"""How long a launch waits for a spare still starting its backend before it forks another."""
+
+
+def _folder_stat(path: Path) -> tuple | None:
+    """What identifies a folder as the one the launcher made: its inode, owner and mode."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (stat.S_ISDIR(info.st_mode), info.st_ino, info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode))
+
+
+def _has_entries(path: Path) -> bool:
+    """Whether anything is in a spare's scratch folder, as the grader sees it: a spare writes
+    nothing before its submission, so anything there was put in from outside."""
+    try:
+        with os.scandir(path) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return True
+
+
+def _discard(spare: Worker) -> None:
+    """Kill a spare that will not be used, with its processes, cgroups and scratch folder."""
+    spare.kill()
+    if spare.memory is not None:
+        spare.memory.remove()
 
 
 def make_launcher(options: WorkerOptions, *, strategy: str = "fork"):

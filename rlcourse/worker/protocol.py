@@ -18,6 +18,9 @@ import time
 import numpy as np
 
 HEADER = struct.Struct(">Q")
+READY = {"ready": True}
+"""What a spare worker sends, unasked, once it is confined and its framework started: the launcher
+reads it before it hands the spare to a submission (rlcourse.worker.launchers.ForkLauncher)."""
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_ARRAY_ELEMENTS = 4_000_000
 MAX_DEPTH = 16

@@ -406,12 +406,15 @@ def forget_the_engine() -> None:
 
 
 def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: dict | None,
-               confinement: dict | None = None, output: tuple[int, int] | None = None) -> None:
+               confinement: dict | None = None, output: tuple[int, int] | None = None,
+               spare: bool = False) -> None:
     """Serve the grader on `fd`, printing to the grader's pipes (`output`: stdout and stderr
     descriptors; by default 1 and 2 already are). With `confinement` (the fork template's
     children), apply it first: a worker that cannot be confined as the grader asked exits
     before any student code, saying why on its stderr (which the grader quotes).
-    `compile_cache`: how it uses the compilation cache (rlcourse.worker.frameworks.configure)."""
+    `compile_cache`: how it uses the compilation cache (rlcourse.worker.frameworks.configure).
+    A `spare` worker, prepared before its submission arrives, also starts its framework's
+    backend (confined already) and sends protocol.READY before it waits for its first request."""
     sock = socket.socket(fileno=fd)
     redirect_output(*(output or (None, None)))
     if confinement is not None:
@@ -425,9 +428,13 @@ def run_worker(fd: int, *, scratch: str, framework_name: str, compile_cache: dic
     framework = framework_named(framework_name)
     framework.preload()
     framework.configure(compile_cache=compile_cache)
+    if spare:
+        framework.start_backend()
     session = Session(framework)
     forget_the_engine()
     try:
+        if spare:
+            protocol.send_message(sock, protocol.READY)
         serve(sock, session)
     finally:
         sys.stdout.flush()

@@ -8,8 +8,10 @@ forks, and the child drops every link to the
 template, confines itself (rlcourse.worker.confine: cgroup, limits, Landlock, no capabilities)
 while it is still a single thread, and becomes an ordinary worker. The grader
 also asks the template to kill a child (inside a sandbox, only the template knows its PID), and
-whether it is ready (a service making an assignment ready waits for its imports). The template
-never runs student code and never starts JAX's backend, so each child begins from the same state.
+whether it is ready (a service making an assignment ready waits for its imports). A child forked
+as a spare (`"spare": true`) starts its framework's backend once confined and says so before its
+submission arrives. The template never runs student code and never starts JAX's backend (nor
+torch's threads), so each child begins from the same state.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def _become_worker(fds: list[int], control: socket.socket, request: dict, framew
         compile_cache = dict(compile_cache, served=named["compile_cache"])
     server.run_worker(named["worker"], scratch=request["scratch"], framework_name=framework.name,
                       compile_cache=compile_cache, confinement=confinement,
-                      output=(named["stdout"], named["stderr"]))
+                      output=(named["stdout"], named["stderr"]), spare=bool(request.get("spare")))
 
 
 def serve_forks(control: socket.socket, framework_name: str) -> None:
