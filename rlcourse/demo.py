@@ -100,9 +100,14 @@ def prepare_gradebook(class_dir, assignment) -> None:
     try:
         ensure_assignment_in_gradebook(class_dir.db_url, assignment)
     except GradebookOutOfDate:  # the demo's gradebook is made by this demo: make it again
+        from rlcourse.record.audit import AUDIT_NAME
+
         print(f"The demo's gradebook was made from an older release of {assignment.name}: "
               "starting it again.", file=sys.stderr)
         (class_dir.root / "gradebook.db").unlink()
+        # ... and its audit log with it: the log explains this gradebook's scores, and kept, it
+        # would report every score of the one removed as changed behind rlcourse's back.
+        (class_dir.root / AUDIT_NAME).unlink(missing_ok=True)
         ensure_assignment_in_gradebook(class_dir.db_url, assignment)
     with Gradebook(class_dir.db_url) as gradebook:
         gradebook.update_or_create_assignment(assignment.name, duedate=DUE_DATE)

@@ -38,8 +38,13 @@ def test_make_demo_runs_the_whole_path_and_says_where_everything_is(course):
     # imported holds none (a gradebook left by an earlier run would hold alan's mark already).
     # The ledgers an earlier run left are kept: recording them grades nothing.
     (demo / "gradebook.db").unlink(missing_ok=True)
+    (demo / "audit.db").unlink(missing_ok=True)  # neither is in a fresh clone
     result = subprocess.run([RLCOURSE, "demo"], cwd=course.root, capture_output=True, text=True,
                             check=True, timeout=900)
+    # The demo's audit log explains every score of its gradebook: nothing changed behind its back.
+    assert "unexplained" not in subprocess.run([RLCOURSE, "audit", "ps1", "--json", "--course-dir", str(demo)],
+                                               cwd=course.root, capture_output=True, text=True,
+                                               check=True).stdout
     for path in ("gradebook.db", "feedback/alan/ps1/ps1.html", "reports/ps1/summary.html",
                  "reports/ps1/scores.csv", "exports/ps1/gradescope/ken/results.json",
                  "exports/ps1/ps1-grades.csv", "autograded/grace/ps1/ps1.ipynb",
