@@ -166,6 +166,14 @@ class GradescopePolicy:
         return cls(student_id=tuple(fields))
 
 
+def read_toml(path: Path) -> dict:
+    """The TOML file at `path` as a table, or a CourseError naming the file and the parse error."""
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise CourseError(f"{path}: not valid TOML ({error})") from None
+
+
 @attrs.frozen
 class AssignmentConfig:
     """What `graders/<name>/assignment.toml` declares, checked."""
@@ -197,11 +205,7 @@ class AssignmentConfig:
     def read(cls, path: Path) -> "AssignmentConfig":
         """The file at `path` as a model, or a CourseError naming the file, key and remedy."""
         path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as error:
-            raise CourseError(f"{path}: not valid TOML ({error})") from None
-        return cls.from_table(data, where=str(path))
+        return cls.from_table(read_toml(path), where=str(path))
 
     @classmethod
     def from_table(cls, data: dict, *, where: str) -> "AssignmentConfig":
@@ -317,11 +321,7 @@ class LmsRegistration:
             raise CourseError(f"{path} is missing: the LMS registration (issuer, client_id, "
                               "deployment_ids, auth_login_url, auth_token_url, key_set_url); see "
                               "docs/instructors/lms.md")
-        try:
-            data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as error:
-            raise CourseError(f"{path}: not valid TOML ({error})") from None
-        return cls.from_table(data, where=str(path))
+        return cls.from_table(read_toml(path), where=str(path))
 
     @classmethod
     def from_table(cls, data: dict, *, where: str) -> "LmsRegistration":
