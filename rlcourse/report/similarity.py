@@ -59,12 +59,12 @@ MIN_FINGERPRINTS = 12
 """A submission with fewer fingerprints than this is scored as if it had this many, so that a
 student who wrote one short line is not "entirely contained" in everybody who wrote it too."""
 DEFAULT_THRESHOLD = 0.4
-"""Pairs at or above this score are flagged. Calibrated on the bank (tests/report/test_similarity.py):
-the independent correct solutions of ps1-ps3 score at most 0.24 against each other even when
-nothing they share is removed (0.02 once it is), and disguised copies (names, comments, layout
-and order changed, one function swapped for another correct solution) at least 0.52 against
-their original. Scores move by about 0.01 from run to run: copydetect hashes with Python's
-`hash`, which is salted per process, so winnowing keeps slightly different fingerprints."""
+"""Pairs at or above this score are flagged. Calibrated on the bank (tests/report/test_similarity.py,
+figures in docs/instructors/similarity.md): the independent correct solutions of ps1-ps3 score at
+most 0.21 against each other even when nothing they share is removed (0.08 once it is; two ports
+of one CleanRL file, one solution, 0.32), and disguised copies (names, comments, layout and order
+changed, one function swapped for another correct solution) at least 0.87 against their
+original. The same class gets the same scores on every run and machine (`kgram_hashes`)."""
 SHOWN_PAIRS = 50
 """Flagged pairs shown side by side on the page (the next ones are listed; all are in --json)."""
 LISTED_PAIRS = 1000
@@ -192,26 +192,67 @@ class Fingerprints:
         return self.code.student
 
 
+def kgram_hashes(text: str, k: int = NOISE) -> np.ndarray:
+    """The int64 hash of every k-character run of `text`, the same in every process and on
+    every machine. copydetect hashes k-grams with Python's `hash`, which is salted per
+    interpreter: winnowing then keeps different fingerprints on each run, so a pair's score
+    moved by about 0.01 from run to run and a pair near the threshold could be flagged on one
+    run and not the next. This is a polynomial hash of the code points (no collisions within
+    k characters to engineer: the known attacks on hashing modulo 2^64 need thousands) mixed by
+    SplitMix64's finaliser, so that the low bits winnowing compares are well spread."""
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    count = len(points) - k + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    value = np.zeros(count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for offset in range(k):
+            value = value * np.uint64(0x100000001B3) + points[offset:offset + count]
+        value ^= value >> np.uint64(30)
+        value *= np.uint64(0xBF58476D1CE4E5B9)
+        value ^= value >> np.uint64(27)
+        value *= np.uint64(0x94D049BB133111EB)
+        value ^= value >> np.uint64(31)
+    return value.view(np.int64)
+
+
+def _winnowed(text: str) -> tuple[set, dict]:
+    """copydetect's winnowing of `text` (window GUARANTEE - NOISE + 1) over `kgram_hashes`:
+    the fingerprints, and where each one starts."""
+    from copydetect.utils import winnow
+
+    hashes, where = winnow(kgram_hashes(text), GUARANTEE - NOISE + 1, remove_duplicates=False)
+    starts: dict = {}
+    for value, index in zip(hashes.tolist(), where.tolist()):
+        starts.setdefault(value, []).append(index)
+    return set(starts), starts
+
+
 def _fingerprint(text: str, kind: str, name: str):
+    """copydetect's CodeFingerprint (its filter, and what its highlighting reads), with the
+    fingerprints taken again over `kgram_hashes`, so they are the ones the scores count."""
     from copydetect import CodeFingerprint
+    from copydetect.utils import get_token_coverage
 
     options = {"language": "python"} if kind == "code" else {"filter": False}
-    return CodeFingerprint(name, NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(text), **options)
+    prints = CodeFingerprint(name, NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(text), **options)
+    prints.hashes, prints.hash_idx = _winnowed(prints.filtered_code)
+    prints.token_coverage = get_token_coverage(prints.hash_idx, NOISE, len(prints.filtered_code))
+    return prints
 
 
 def section_hashes(section: Section, *, every_kgram: bool = False) -> set:
-    """copydetect's winnowed fingerprints of one section (its filter and its winnowing, without
+    """The winnowed fingerprints of one section (copydetect's filter and winnowing, without
     the bookkeeping CodeFingerprint adds for highlighting), or the hashes of all its k-grams
     (for boilerplate, so that whichever of them winnowing picks in a student's text is caught)."""
-    from copydetect.utils import filter_code, get_document_fingerprints, hashed_kgrams
+    from copydetect.utils import filter_code
 
     text = section.text
     if section.kind == "code":
         text, _ = filter_code(text, "section.py", "python")
     if every_kgram:
-        return set(hashed_kgrams(text, NOISE).tolist())
-    hashes, _ = get_document_fingerprints(text, NOISE, GUARANTEE - NOISE + 1)
-    return {int(value) for value in hashes}
+        return set(kgram_hashes(text).tolist())
+    return _winnowed(text)[0]
 
 
 def _section_hashes_of(sections: list[Section]) -> list[set]:
@@ -224,9 +265,7 @@ def fingerprint_all(codes: list[StudentCode], boilerplate=frozenset(), *,
     copydetect's own option, whose set operation assumes a document never repeats one).
 
     Tokenising is nearly all the time, so each distinct section is tokenised once, and a large
-    class is split across forked processes (forked, not spawned: Python salts str hashes per
-    interpreter, and copydetect's fingerprints are str hashes, so every process must share the
-    parent's salt)."""
+    class is split across forked processes."""
     unique = list(dict.fromkeys(section for code in codes for section in code.sections))
     processes = processes or (min(os.cpu_count() or 1, 8) if len(unique) > 2000 else 1)
     if processes > 1:

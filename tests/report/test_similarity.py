@@ -296,6 +296,21 @@ def test_json_lists_every_pair_highest_first(copied_class):
     assert run("--threshold", "1.5", folder=copied_class).returncode == 2
 
 
+def test_the_same_class_gets_the_same_scores_in_every_process(copied_class):
+    """Python salts `hash` per interpreter; copydetect's k-grams were str hashes, so each run kept
+    other fingerprints and scores moved (a pair near the threshold flagged on one run only)."""
+    import os
+
+    outputs = set()
+    for seed in ("1", "2", "97"):
+        result = subprocess.run([RLCOURSE, "similarity", "ps1", "--course-dir", str(copied_class),
+                                 "--json"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                                env=dict(os.environ, PYTHONHASHSEED=seed))
+        assert result.returncode == 0, result.stderr
+        outputs.add(json.dumps(json.loads(result.stdout)["pairs"]))
+    assert len(outputs) == 1
+
+
 def test_ignore_reference_leaves_only_the_copy(copied_class):
     """All four bank notebooks are built on the reference; when the class had it, only the
     copy is flagged."""
