@@ -3,7 +3,8 @@ cost and goal reward), the reference passes every item and its visible checks, a
 entry loses exactly the items it loses in the bank, with the same tags.
 
 The items are called directly, in this process, with a stand-in for the worker that answers from
-the entry's own cells run for that student (their parameter cell pinned, as grading pins it), and
+the entry's own cells run for that student (their parameter cell pinned, as grading pins it; a
+call that asks to be compiled is compiled as the worker compiles it), and
 with the fixtures grading gives that student (the oracle and the bug models bound to their
 rewards). Grading twenty whole notebooks per entry would take hours; the full path (worker,
 pinned parameter cell, each entry graded as a student of its own name) is the bank's test, and
@@ -92,6 +93,25 @@ class Answers:
 
     def __init__(self, namespace: dict, *, jit: bool = False):
         self.namespace, self.jit = namespace, jit
+        self._worker = None
+
+    def _compiled(self, name, compute, args, kwargs):
+        """`compute` as the worker runs a call that asks `compiled=True`: under jax.jit, compiled
+        once per signature (rlcourse.worker.frameworks.JaxFramework.evaluate), arrays as JAX's.
+        Training calls the loss's gradient 40 times per run at one signature: eagerly, each call
+        traced every operation again, most of this file's time."""
+        import jax.numpy as jnp
+
+        from rlcourse.worker.frameworks import JaxFramework
+
+        if self._worker is None:
+            self._worker = JaxFramework()
+            self._worker.preload()
+        import jax
+
+        native = lambda value: jnp.asarray(value) if isinstance(value, np.ndarray) else value  # noqa: E731
+        args, kwargs = jax.tree_util.tree_map(native, (list(args), kwargs))
+        return self._worker.evaluate(name, compute, args, kwargs)
 
     def _running(self):
         import jax
@@ -125,6 +145,22 @@ class Answers:
             replaced[head] = dict(replaced[head], **{key[0]: leaf}) if key else leaf
             return target(**replaced)
 
+        if compiled and self.jit:
+            def compute(args, kwargs):
+                bound = inspect.signature(target).bind(*args, **kwargs)
+                bound.apply_defaults()
+                given = dict(bound.arguments)
+                leaf = given[head][key[0]] if key else given[head]
+
+                def with_leaf(leaf):
+                    replaced = dict(given)
+                    replaced[head] = dict(replaced[head], **{key[0]: leaf}) if key else leaf
+                    return target(**replaced)
+
+                return jax.value_and_grad(with_leaf)(leaf)
+
+            value, grad = self._compiled((function, (head, *key)), compute, args, kwargs)
+            return np.asarray(value), np.asarray(grad)
         leaf = arguments[head][key[0]] if key else arguments[head]
         with self._running():
             value, grad = jax.value_and_grad(with_leaf)(jax.numpy.asarray(leaf))
