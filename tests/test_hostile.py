@@ -115,10 +115,14 @@ def missing_defences(entry, mode) -> set[str]:
 DEFENDED_BY_THE_ENGINE = {
     "deep_recursion", "exits_the_worker", "hangs_at_import", "huge_integers",
     "monkeypatches_libraries", "monkeypatches_worker_modules", "prints_fake_report_and_framing",
-    "shadows_given_train"}
+    "shadows_given_train", "fakes_the_loss_inside_train", "forges_gradients_through_jax",
+    "forges_old_logp_gradient", "rebinds_its_own_values", "sends_observations_off_the_cells",
+    "forges_a_hang"}
 """Entries whose defence is the grader's own and the same at every isolation level (a crashed
 or vanished worker is replaced, a cell's wall clock, the reply decoder, the graders living in
-another process, given code run again): graded at the first level this machine has (bubblewrap
+another process, given code run again, the graders running the given training loop and
+checking records against the notebook's contract themselves, the worker's modules and JAX's
+functions taken before any cell runs): graded at the first level this machine has (bubblewrap
 where it starts) and not again at the next, to save a batch's worth of ps1 gradings. The
 entries that read, write, connect, signal, fork or fill memory or disk, and the hang inside a
 graded function (the kill of a worker that ignores every signal), are graded at every level."""
