@@ -83,14 +83,25 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
+@pytest.fixture(scope="module")
+def compilation_cache(tmp_path_factory):
+    """One JAX compilation cache for this file's kernels: each runs the same given code and most
+    of the same answers, so every kernel after the first finds their programs compiled (a
+    student's kernel with a cold cache spends most of its time compiling them)."""
+    return tmp_path_factory.mktemp("jax-cache")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[f"{case.assignment}/{case.entry.name}" for case in CASES])
-def test_visible_check_fails_exactly_the_entries_it_covers(case, tmp_path, monkeypatch):
+def test_visible_check_fails_exactly_the_entries_it_covers(case, tmp_path, monkeypatch, compilation_cache):
     """One kernel per entry runs the released notebook, answered as the entry answers it, from the top
     down to the visible check: a buggy entry stops with an error in that check and no earlier cell;
     a correct one runs through (to the last check it answers)."""
     monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
     monkeypatch.setenv("RLCOURSE_STUDENT", case.entry.name)
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(compilation_cache))
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
     assignment = COURSE.assignment(case.assignment)
     base = reference_student(assignment.source_notebook, assignment.release_notebook)
     notebook = nbformat.reads(build_submission(case.entry, base).decode("utf-8"), as_version=4)
