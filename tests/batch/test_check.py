@@ -184,36 +184,38 @@ def test_a_grader_that_raises_leaves_the_submission_ungraded_and_its_fix_regrade
     from rlcourse.record.ledger import read_ledger
     from rlcourse.course.bank import build_submission, load_entries, reference_student
 
-    course = copy_course(tmp_path / "course")
-    ps1 = Course(course).assignment("ps1")
-    entry = next(e for e in load_entries(ROOT / "tests" / "bank" / "ps1") if e.name == "reference")
+    # ps2 (PyTorch, about 3 core-seconds a grading) rather than ps1 (13, its JAX programs
+    # compiled afresh): a raising grader and its fix are the same mechanics on either.
+    course = copy_course(tmp_path / "course", "ps2")
+    ps2 = Course(course).assignment("ps2")
+    entry = next(e for e in load_entries(ROOT / "tests" / "bank" / "ps2") if e.name == "reference")
     class_dir = tmp_path / "class"
-    (class_dir / "submitted" / "ada" / "ps1").mkdir(parents=True)
-    (class_dir / "submitted" / "ada" / "ps1" / "ps1.ipynb").write_bytes(
-        build_submission(entry, reference_student(ps1.source_notebook, ps1.release_notebook)))
-    grader = course / "graders" / "ps1" / "test_returns_to_go.py"
+    (class_dir / "submitted" / "ada" / "ps2").mkdir(parents=True)
+    (class_dir / "submitted" / "ada" / "ps2" / "ps2.ipynb").write_bytes(
+        build_submission(entry, reference_student(ps2.source_notebook, ps2.release_notebook)))
+    grader = course / "graders" / "ps2" / "test_gae.py"
     original = grader.read_text()
     first_item = original.index("\n    ", original.index("@item("))
     grader.write_text(original[:first_item] + "\n    raise RuntimeError('a bug in the grader')" +
                       original[first_item:])
 
     def autograde():
-        return rlcourse(course, "autograde", "ps1", "--course-dir", class_dir, "--workers", "1",
+        return rlcourse(course, "autograde", "ps2", "--course-dir", class_dir, "--workers", "1",
                         "--no-similarity")
 
     broken = autograde()
     assert broken.returncode == 1 and "1 not graded" in broken.stdout, broken.stdout + broken.stderr
     assert "a bug in the grader" in broken.stderr
-    assert read_ledger(ClassDirectory(class_dir), ps1, "ada") is None
+    assert read_ledger(ClassDirectory(class_dir), ps2, "ada") is None
     assert not (class_dir / "feedback" / "ada").exists()
 
     grader.write_text(original)
     fixed = autograde()
     assert fixed.returncode == 0 and "1 graded" in fixed.stdout, fixed.stdout + fixed.stderr
-    report = read_ledger(ClassDirectory(class_dir), ps1, "ada")["report"]
+    report = read_ledger(ClassDirectory(class_dir), ps2, "ada")["report"]
     assert report["score"] == report["max_score"] > 0
 
-    spec = course / "graders" / "ps1" / "assignment.toml"
+    spec = course / "graders" / "ps2" / "assignment.toml"
     spec.write_text(spec.read_text() + "\n# a changed configuration regrades too\n")
     again = autograde()
     assert again.returncode == 0 and "1 graded" in again.stdout, again.stdout + again.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
 from rlcourse.worker.sandbox import bwrap_status
 from course_copy import copy_course
@@ -25,6 +26,20 @@ pytestmark = pytest.mark.slow
 
 ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"
 SERVED = "graded by the running service"
+PS2_BANK = {entry.name: entry for entry in load_entries(ROOT / "tests" / "bank" / "ps2")}
+
+
+def ps2_notebook(folder: Path, entry_name: str) -> Path:
+    """A ps2 submission built from the bank: the tests about the service's mechanics grade ps2
+    (PyTorch, about 3 core-seconds a grading) rather than ps1 (13: its JAX programs compile
+    afresh for every student), since serving, staleness and a killed service do not depend on
+    the assignment. Two tests in this file still grade ps1 end to end."""
+    assignment = Course(ROOT).assignment("ps2")
+    notebook = folder / entry_name / "ps2.ipynb"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_bytes(build_submission(PS2_BANK[entry_name], reference_student(
+        assignment.source_notebook, assignment.release_notebook)))
+    return notebook
 
 
 @pytest.fixture
@@ -37,8 +52,8 @@ def socket_path():
     shutil.rmtree(base, ignore_errors=True)
 
 
-def start_service(socket_path: Path, *, cwd=ROOT, **extra_env) -> subprocess.Popen:
-    process = subprocess.Popen([str(BIN / "rlcourse"), "serve", "ps1"], cwd=cwd,
+def start_service(socket_path: Path, *, assignment="ps1", cwd=ROOT, **extra_env) -> subprocess.Popen:
+    process = subprocess.Popen([str(BIN / "rlcourse"), "serve", assignment], cwd=cwd,
                                env=env(RLCOURSE_SERVICE=str(socket_path), **extra_env),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for_socket(socket_path, process)
@@ -69,8 +84,8 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def grade(socket_path: Path, notebook: Path, *extra, cwd=ROOT, **extra_env):
-    run = subprocess.run([str(BIN / "rlcourse"), "grade", "ps1", str(notebook), "--json", *extra],
+def grade(socket_path: Path, notebook: Path, *extra, assignment="ps1", cwd=ROOT, **extra_env):
+    run = subprocess.run([str(BIN / "rlcourse"), "grade", assignment, str(notebook), "--json", *extra],
                          cwd=cwd, env=env(RLCOURSE_SERVICE=str(socket_path), **extra_env),
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
@@ -84,16 +99,25 @@ def comparable(report: dict) -> dict:
     return report
 
 
-def test_a_served_grade_is_the_report_grading_here_gives(socket_path):
-    service = start_service(socket_path)
+def lost_points(report: dict) -> float:
+    return sum(item["max_score"] for item in report["items"] if item["passed"] is False)
+
+
+def test_a_served_grade_is_the_report_grading_here_gives(socket_path, tmp_path):
+    entry = PS2_BANK["buggy_clip_without_min"]
+    notebook = ps2_notebook(tmp_path, entry.name)
+    service = start_service(socket_path, assignment="ps2")
     try:
-        served, said = grade(socket_path, ADA, "--student", "ada")
+        served, said = grade(socket_path, notebook, "--student", "ada", assignment="ps2")
         assert SERVED in said
-        here, said_here = grade(socket_path, ADA, "--no-service", "--student", "ada")
+        here, said_here = grade(socket_path, notebook, "--no-service", "--student", "ada",
+                                assignment="ps2")
         assert SERVED not in said_here
         assert comparable(served) == comparable(here)
-        assert (served["score"], served["max_score"], served["pending"]) == (42.0, 46.0, 4.0)
-        assert served["parameters"] == Course(ROOT).assignment("ps1").parameters("ada")
+        lost = {item["id"]: item["diagnosis"] for item in served["items"] if item["passed"] is False}
+        assert lost == entry.loses
+        assert served["score"] == served["max_score"] - served["pending"] - lost_points(served) > 0
+        assert served["parameters"] == Course(ROOT).assignment("ps2").parameters("ada")
         assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
         assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
     finally:
@@ -108,36 +132,42 @@ def test_without_a_service_grade_works_alone(socket_path):
 
 
 def test_changed_graders_are_never_served_stale(tmp_path, socket_path):
-    course = copy_course(tmp_path / "course")
-    service = start_service(socket_path, cwd=course)
+    course = copy_course(tmp_path / "course", "ps2")
+    notebook = ps2_notebook(tmp_path, "reference")
+    service = start_service(socket_path, assignment="ps2", cwd=course)
     try:
-        before, said = grade(socket_path, ADA, cwd=course)
+        before, said = grade(socket_path, notebook, assignment="ps2", cwd=course)
         assert SERVED in said
         titles = {entry["id"]: entry["title"] for entry in before["items"]}
-        assert titles["exercises.changed_seed"] == "REINFORCE from another seed"
+        assert titles["gae.course_examples"] == "small cases like the notebook's worked examples"
 
-        graders = course / "graders" / "ps1" / "test_exercises.py"
-        graders.write_text(graders.read_text().replace(
-            'title="REINFORCE from another seed"', 'title="REINFORCE again, another seed"'))
-        after, said = grade(socket_path, ADA, cwd=course)
+        graders = course / "graders" / "ps2" / "test_gae.py"
+        edit = ('title="small cases like the notebook\'s worked examples"',
+                'title="small cases, worked by hand"')
+        assert graders.read_text().count(edit[0]) == 1
+        graders.write_text(graders.read_text().replace(*edit))
+        after, said = grade(socket_path, notebook, assignment="ps2", cwd=course)
         assert SERVED not in said and "changed since the service started" in said
         titles = {entry["id"]: entry["title"] for entry in after["items"]}
-        assert titles["exercises.changed_seed"] == "REINFORCE again, another seed"
+        assert titles["gae.course_examples"] == "small cases, worked by hand"
 
         wait_for_socket(socket_path, service)  # it restarted itself with the new graders
-        again, said = grade(socket_path, ADA, cwd=course)
+        again, said = grade(socket_path, notebook, assignment="ps2", cwd=course)
         assert SERVED in said
         assert comparable(again) == comparable(after)
     finally:
         stop(service)
 
 
-def test_a_service_killed_mid_request_costs_nothing(socket_path):
-    service = start_service(socket_path, RLCOURSE_KILL_AT="serving:ps1.ipynb")
+def test_a_service_killed_mid_request_costs_nothing(socket_path, tmp_path):
+    notebook = ps2_notebook(tmp_path, "buggy_gae_forward_loop")
+    service = start_service(socket_path, assignment="ps2", RLCOURSE_KILL_AT="serving:ps2.ipynb")
     try:
-        report, said = grade(socket_path, ADA)
+        report, said = grade(socket_path, notebook, assignment="ps2")
         assert "grading here instead" in said
-        assert report["score"] == 42.0
+        lost = {item["id"]: item["diagnosis"] for item in report["items"] if item["passed"] is False}
+        assert lost == PS2_BANK["buggy_gae_forward_loop"].loses
+        assert report["score"] == report["max_score"] - report["pending"] - lost_points(report) > 0
         assert service.wait(timeout=30) == -signal.SIGKILL
     finally:
         stop(service)
