@@ -1,8 +1,14 @@
 """Grading a class in parallel: N local grading processes, and Dask workers (an embedded
 LocalCluster, and a real scheduler with two workers started as separate processes, one of them
 killed mid-task). Correctness only: the same grades as one process, each submission recorded
-exactly once, the gradebook written by the caller alone. Timing is the benchmark's business."""
+exactly once, the gradebook written by the caller alone. Timing is the benchmark's business.
+
+The mechanics (kills, windows, equal grades across process counts) do not depend on the
+assignment, so those tests grade ps2 notebooks built from its bank (a PyTorch grading costs a
+fraction of a ps1 one, whose JAX programs compile afresh per student); the embedded cluster grades
+the ps1 demo notebooks, so that one path here still grades ps1 end to end."""
 import contextlib
+import functools
 import socket
 import subprocess
 import time
@@ -11,47 +17,109 @@ from pathlib import Path
 import pytest
 
 from course_copy import copy_course
-from test_autograde import BIN, DEMO, ROOT, env, ledger_score, make_class, nbgrader_export, rlcourse
+from test_autograde import BIN, ROOT, env, make_class, nbgrader_export, rlcourse
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
 
-CLASS = {"ada": "ada", "alan": "alan", "ken": "ken", "edsger": "edsger"}
-EXPECTED = {"ada": 42.0, "alan": 34.0, "ken": 20.0, "edsger": 0.0}
+# Each student submits a ps2 bank entry whose bug loses a different number of points, so grades
+# put on the wrong student fail the assertions: reference 51, the others 42, 40 and 47 (derived
+# below from the graders' @item points and each entry's LOSES, not typed in).
+CLASS = {"ada": "reference", "alan": "buggy_clip_without_min", "ken": "buggy_max_instead_of_min",
+         "edsger": "buggy_entropy_sign"}
+
+
+@functools.cache
+def _ps2():
+    from rlcourse.course.directory import Course
+
+    return Course(ROOT).assignment("ps2")
+
+
+@functools.cache
+def _bank() -> dict:
+    from rlcourse.course.bank import load_entries
+
+    return {entry.name: entry for entry in load_entries(ROOT / "tests" / "bank" / "ps2")}
+
+
+@functools.cache
+def _item_points() -> dict[str, float]:
+    """Each ps2 grader item's points, as grading collects them (nothing runs)."""
+    from rlcourse.batch.check import collect_items
+
+    return {item_id: points for item_id, _path, points, _cell in collect_items(_ps2()).items}
+
+
+def expected_totals(students: dict[str, str]) -> dict[str, float]:
+    """Each student's total: every item's points less those of the items their entry loses."""
+    points = _item_points()
+    full = sum(points.values())
+    return {student: full - sum(points[item] for item in _bank()[entry].loses)
+            for student, entry in students.items()}
+
+
+def ps2_notebook(entry: str) -> bytes:
+    """The notebook a student who wrote bank entry `entry` submits."""
+    from rlcourse.course.bank import build_submission, reference_student
+
+    assignment = _ps2()
+    return build_submission(_bank()[entry],
+                            reference_student(assignment.source_notebook, assignment.release_notebook))
+
+
+def make_ps2_class(folder: Path, students: dict[str, str]) -> Path:
+    """A class directory whose student `name` submitted the ps2 notebook of bank entry `entry`."""
+    for name, entry in students.items():
+        target = folder / "submitted" / name / "ps2"
+        target.mkdir(parents=True)
+        (target / "ps2.ipynb").write_bytes(ps2_notebook(entry))
+    return folder
+
+
+def ledger_score(class_dir, student) -> float:
+    """The student's ps2 total as rlcourse's own ledger recorded it."""
+    from rlcourse.course.class_directory import ClassDirectory
+    from rlcourse.record.ledger import read_ledger
+
+    return read_ledger(ClassDirectory(Path(class_dir)), _ps2(), student)["report"]["score"]
 
 
 class TestLocalWorkers:
     def test_two_grading_processes_give_the_grades_of_one(self, tmp_path):
-        class_dir = make_class(tmp_path, CLASS)
-        run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2")
+        class_dir = make_ps2_class(tmp_path, CLASS)
+        run = rlcourse(class_dir, "autograde", "ps2", "--workers", "2")
         assert "4 graded" in run.stdout
-        assert nbgrader_export(class_dir) == EXPECTED
-        assert {student: ledger_score(class_dir, student) for student in CLASS} == EXPECTED
+        expected = expected_totals(CLASS)
+        assert nbgrader_export(class_dir) == expected
+        assert {student: ledger_score(class_dir, student) for student in CLASS} == expected
 
     def test_a_grading_process_killed_mid_task_costs_no_grade(self, tmp_path):
-        class_dir = make_class(tmp_path, CLASS)
+        class_dir = make_ps2_class(tmp_path, CLASS)
         marker = tmp_path / "killed-once"
-        run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2",
+        run = rlcourse(class_dir, "autograde", "ps2", "--workers", "2",
                        RLCOURSE_KILL_AT="pool-grading:alan", RLCOURSE_KILL_ONCE=str(marker))
         assert marker.exists(), "the fault was never injected"
         assert "a grading process died while grading alan" in run.stderr
         assert "4 graded" in run.stdout
-        assert nbgrader_export(class_dir) == EXPECTED
+        assert nbgrader_export(class_dir) == expected_totals(CLASS)
 
     def test_a_submission_that_keeps_killing_its_grading_process_is_left_for_the_next_run(self, tmp_path):
-        class_dir = make_class(tmp_path, {"ada": "ada", "alan": "alan"})
-        run = rlcourse(class_dir, "autograde", "ps1", "--workers", "2", check=False,
+        students = {"ada": CLASS["ada"], "alan": CLASS["alan"]}
+        expected = expected_totals(students)
+        class_dir = make_ps2_class(tmp_path, students)
+        run = rlcourse(class_dir, "autograde", "ps2", "--workers", "2", check=False,
                        RLCOURSE_KILL_AT="pool-grading:alan")
         assert run.returncode == 1
         assert "1 graded" in run.stdout and "1 not graded" in run.stdout
         assert not (class_dir / "autograded" / "alan").exists()  # nothing written for alan
-        assert nbgrader_export(class_dir) == {"ada": 42.0}
-        again = rlcourse(class_dir, "autograde", "ps1")
+        assert nbgrader_export(class_dir) == {"ada": expected["ada"]}
+        again = rlcourse(class_dir, "autograde", "ps2")
         assert "1 graded" in again.stdout and "1 unchanged" in again.stdout
-        assert nbgrader_export(class_dir) == {"ada": 42.0, "alan": 34.0}
+        assert nbgrader_export(class_dir) == expected
 
     def test_no_grading_process_outlives_a_killed_run(self, tmp_path):
-        class_dir = make_class(tmp_path, CLASS)
-        process = subprocess.Popen([str(BIN / "rlcourse"), "autograde", "ps1", "--workers", "2",
+        class_dir = make_ps2_class(tmp_path, CLASS)
+        process = subprocess.Popen([str(BIN / "rlcourse"), "autograde", "ps2", "--workers", "2",
                                     "--course-dir", str(class_dir)], cwd=ROOT, env=env(),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         children = _wait_for_children(process.pid, count=2)
@@ -128,22 +196,24 @@ def _wait_for_workers(address: str, count: int) -> None:
 
 class TestDask:
     def test_an_embedded_local_cluster_grades_the_class(self, tmp_path):
+        # ps1, from the demo notebooks: the one path in this file that grades ps1 end to end.
         class_dir = make_class(tmp_path, {"ada": "ada", "alan": "alan"})
         run = rlcourse(class_dir, "autograde", "ps1", "--backend", "dask", "--workers", "2")
         assert "embedded LocalCluster (2 workers)" in run.stderr
         assert nbgrader_export(class_dir) == {"ada": 42.0, "alan": 34.0}
 
     def test_a_worker_killed_mid_task_loses_nothing_and_counts_nothing_twice(self, tmp_path):
-        class_dir = make_class(tmp_path / "class", CLASS)
+        class_dir = make_ps2_class(tmp_path / "class", CLASS)
         marker = tmp_path / "killed-once"
         with dask_cluster(tmp_path, 2, RLCOURSE_KILL_AT="dask-grading:alan",
                           RLCOURSE_KILL_ONCE=str(marker)) as (address, logs):
-            run = rlcourse(class_dir, "autograde", "ps1", "--scheduler", address)
+            run = rlcourse(class_dir, "autograde", "ps2", "--scheduler", address)
         assert marker.exists(), "no worker was killed"
         assert "(2 workers)" in run.stderr
         assert "4 graded" in run.stdout  # each student once, alan included
-        assert nbgrader_export(class_dir) == EXPECTED
-        assert {student: ledger_score(class_dir, student) for student in CLASS} == EXPECTED
+        expected = expected_totals(CLASS)
+        assert nbgrader_export(class_dir) == expected
+        assert {student: ledger_score(class_dir, student) for student in CLASS} == expected
 
     def test_a_worker_with_other_graders_refuses_to_grade(self):
         from rlcourse.batch.backends import GraderSettings, grade_on_dask_worker
@@ -152,12 +222,11 @@ class TestDask:
             grade_on_dask_worker(str(ROOT), "ps1", "0" * 64, GraderSettings(), "ada", "ps1.ipynb",
                                  b"{}", None)
 
-    def test_notebooks_are_sent_a_window_at_a_time(self):
+    def test_notebooks_are_sent_a_window_at_a_time(self, tmp_path):
         """Each task carries its notebook's bytes, so the caller keeps only a window of them at
         the scheduler: with a window of one, nothing is sent while a task is unfinished, and
         every submission is still graded."""
         from rlcourse.batch.backends import Dask, GraderSettings, Job
-        from rlcourse.course.directory import Course
 
         unfinished_at_send = []
 
@@ -173,15 +242,18 @@ class TestDask:
 
                 self._client.submit = watched_submit
 
-        backend = Watched(Course(ROOT).assignment("ps1"), GraderSettings(), scheduler=None,
-                          workers=1, in_flight=1)
-        jobs = [Job(name, DEMO / name / "ps1" / "ps1.ipynb") for name in ("ada", "ken")]
+        students = {"ada": CLASS["ada"], "ken": CLASS["ken"]}
+        jobs = []
+        for name, entry in students.items():
+            (tmp_path / f"{name}.ipynb").write_bytes(ps2_notebook(entry))
+            jobs.append(Job(name, tmp_path / f"{name}.ipynb"))
         jobs.append(Job("unreadable", None, "not a notebook"))
+        backend = Watched(_ps2(), GraderSettings(), scheduler=None, workers=1, in_flight=1)
         try:
             scores = {job.student: report.score for job, report in backend.grade(jobs)}
         finally:
             backend.close()
-        assert scores == {"ada": 42.0, "ken": 20.0, "unreadable": 0.0}
+        assert scores == {**expected_totals(students), "unreadable": 0.0}
         assert unfinished_at_send == [0, 0, 0]
 
     def test_a_worker_whose_graders_changed_since_it_loaded_them_refuses(self, tmp_path):
