@@ -8,7 +8,6 @@ assignment, so those tests grade ps2 notebooks built from its bank (a PyTorch gr
 fraction of a ps1 one, whose JAX programs compile afresh per student); the embedded cluster grades
 the ps1 demo notebooks, so that one path here still grades ps1 end to end."""
 import contextlib
-import functools
 import socket
 import subprocess
 import time
@@ -17,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from course_copy import copy_course
-from test_autograde import BIN, ROOT, env, make_class, nbgrader_export, rlcourse
+from test_autograde import (BIN, COURSE, ROOT, env, make_class, make_ps2_class, nbgrader_export,
+                            ps2_autograded_score, ps2_notebook, rlcourse)
 
 pytestmark = [pytest.mark.slow, pytest.mark.nbgrader]
 
@@ -28,52 +28,9 @@ CLASS = {"ada": "reference", "alan": "buggy_clip_without_min", "ken": "buggy_max
          "edsger": "buggy_entropy_sign"}
 
 
-@functools.cache
-def _ps2():
-    from rlcourse.course.directory import Course
-
-    return Course(ROOT).assignment("ps2")
-
-
-@functools.cache
-def _bank() -> dict:
-    from rlcourse.course.bank import load_entries
-
-    return {entry.name: entry for entry in load_entries(ROOT / "tests" / "bank" / "ps2")}
-
-
-@functools.cache
-def _item_points() -> dict[str, float]:
-    """Each ps2 grader item's points, as grading collects them (nothing runs)."""
-    from rlcourse.batch.check import collect_items
-
-    return {item_id: points for item_id, _path, points, _cell in collect_items(_ps2()).items}
-
-
 def expected_totals(students: dict[str, str]) -> dict[str, float]:
     """Each student's total: every item's points less those of the items their entry loses."""
-    points = _item_points()
-    full = sum(points.values())
-    return {student: full - sum(points[item] for item in _bank()[entry].loses)
-            for student, entry in students.items()}
-
-
-def ps2_notebook(entry: str) -> bytes:
-    """The notebook a student who wrote bank entry `entry` submits."""
-    from rlcourse.course.bank import build_submission, reference_student
-
-    assignment = _ps2()
-    return build_submission(_bank()[entry],
-                            reference_student(assignment.source_notebook, assignment.release_notebook))
-
-
-def make_ps2_class(folder: Path, students: dict[str, str]) -> Path:
-    """A class directory whose student `name` submitted the ps2 notebook of bank entry `entry`."""
-    for name, entry in students.items():
-        target = folder / "submitted" / name / "ps2"
-        target.mkdir(parents=True)
-        (target / "ps2.ipynb").write_bytes(ps2_notebook(entry))
-    return folder
+    return {student: ps2_autograded_score(entry) for student, entry in students.items()}
 
 
 def ledger_score(class_dir, student) -> float:
@@ -81,7 +38,7 @@ def ledger_score(class_dir, student) -> float:
     from rlcourse.course.class_directory import ClassDirectory
     from rlcourse.record.ledger import read_ledger
 
-    return read_ledger(ClassDirectory(Path(class_dir)), _ps2(), student)["report"]["score"]
+    return read_ledger(ClassDirectory(Path(class_dir)), COURSE.assignment("ps2"), student)["report"]["score"]
 
 
 class TestLocalWorkers:
@@ -248,7 +205,7 @@ class TestDask:
             (tmp_path / f"{name}.ipynb").write_bytes(ps2_notebook(entry))
             jobs.append(Job(name, tmp_path / f"{name}.ipynb"))
         jobs.append(Job("unreadable", None, "not a notebook"))
-        backend = Watched(_ps2(), GraderSettings(), scheduler=None, workers=1, in_flight=1)
+        backend = Watched(COURSE.assignment("ps2"), GraderSettings(), scheduler=None, workers=1, in_flight=1)
         try:
             scores = {job.student: report.score for job, report in backend.grade(jobs)}
         finally:

@@ -16,17 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from rlcourse.course.bank import build_submission, load_entries, reference_student
 from rlcourse.course.directory import Course
 from rlcourse.worker.sandbox import bwrap_status
 from course_copy import copy_course
-from test_autograde import BIN, DEMO, ROOT, env
+from test_autograde import BIN, DEMO, PS2_BANK, ROOT, env
+from test_autograde import ps2_notebook as ps2_notebook_bytes
 
 pytestmark = pytest.mark.slow
 
 ADA = DEMO / "ada" / "ps1" / "ps1.ipynb"
 SERVED = "graded by the running service"
-PS2_BANK = {entry.name: entry for entry in load_entries(ROOT / "tests" / "bank" / "ps2")}
 
 
 def ps2_notebook(folder: Path, entry_name: str) -> Path:
@@ -34,11 +33,9 @@ def ps2_notebook(folder: Path, entry_name: str) -> Path:
     (PyTorch, about 3 core-seconds a grading) rather than ps1 (13: its JAX programs compile
     afresh for every student), since serving, staleness and a killed service do not depend on
     the assignment. Two tests in this file still grade ps1 end to end."""
-    assignment = Course(ROOT).assignment("ps2")
     notebook = folder / entry_name / "ps2.ipynb"
     notebook.parent.mkdir(parents=True)
-    notebook.write_bytes(build_submission(PS2_BANK[entry_name], reference_student(
-        assignment.source_notebook, assignment.release_notebook)))
+    notebook.write_bytes(ps2_notebook_bytes(entry_name))
     return notebook
 
 
