@@ -8,8 +8,9 @@ and no threshold makes it fail.
 
 What it prints:
 1. where one submission's time goes: process start and imports, the fork template, parsing the
-   notebook, each cell of the student's notebook split into JAX tracing/compiling and the rest,
-   and each grader item;
+   notebook, the framework's backend start, each cell of the student's notebook (for JAX split into
+   tracing, lowering, compiling and reading the compilation cache, as a worker compiles: same XLA
+   flags, the course's cache read only), and each grader item;
 2. one notebook with `rlcourse grade`, from the command to the printed report (median), cold
    and answered by a running `rlcourse serve`;
 3. the class (copies of the readable demo submissions for ps1; for ps2 and ps3, of six bank
@@ -19,7 +20,10 @@ What it prints:
    seconds per submission, submissions per minute, the ratio to nbgrader, the core-seconds each
    submission cost (CPU time of every process of the run, sampled) and the memory the grading
    processes held (proportional set size, sampled);
-4. whether every rlcourse run gave every student the same score.
+4. whether every rlcourse run gave every student the same score;
+5. what `rlcourse autograde` does after a submission's grading, per submission (median over the
+   class it graded): recording it in the gradebook, drawing the feedback page's figures, writing
+   the page (figures included) and the autograded notebook.
 """
 from __future__ import annotations
 
@@ -252,45 +256,65 @@ def profile_start(assignment: str) -> dict[str, float]:
     return figures
 
 
-def profile_cells(path: Path, cache: str | None) -> list[tuple[str, float, float]]:
-    """Each code cell of a submission run in a fresh trusted process, as the worker runs it,
-    with the time JAX spent tracing, lowering and compiling (its monitoring events) split out;
+def profile_cells(path: Path, framework: str, cache: str | None) -> dict:
+    """Each code cell of a submission run in a fresh trusted process, as the worker runs it (its
+    environment: the same XLA flags), after the framework's backend start (timed apart, as a
+    spare worker does it before its submission). For JAX, each cell's time spent tracing,
+    lowering, compiling and reading the compilation cache (its monitoring events) is split out;
     with the course's compilation cache (read only, as student workers use it) or without."""
-    code = r'''
+    code = r"""
 import json, sys, time
-import jax, matplotlib
+import matplotlib
 matplotlib.use("Agg")
-if sys.argv[2]:
-    jax.config.update("jax_compilation_cache_dir", sys.argv[2])
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
-    jax.config.update("jax_persistent_cache_enable_xla_caches", "none")  # as the worker sets it
-from jax import monitoring
+from rlcourse.worker.frameworks import framework_named
+framework = framework_named(sys.argv[2])
+framework.preload()
+events = []
+if sys.argv[2] == "jax":
+    import jax
+    if sys.argv[3]:
+        jax.config.update("jax_compilation_cache_dir", sys.argv[3])
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
+        jax.config.update("jax_persistent_cache_enable_xla_caches", "none")  # as the worker sets it
+    from jax import monitoring
+    # What was spent, by phase. Not compile_time_saved_sec: that is what a hit spared, never
+    # spent. A cache hit's retrieval also lies inside its backend_compile event, so it is
+    # subtracted from that phase below.
+    PHASES = {"/jax/core/compile/jaxpr_trace_duration": "trace",
+              "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+              "/jax/core/compile/backend_compile_duration": "compile",
+              "/jax/compilation_cache/cache_retrieval_time_sec": "cache read"}
+    monitoring.register_event_duration_secs_listener(
+        lambda event, seconds, **kwargs: events.append((PHASES[event], seconds)) if event in PHASES else None)
 from rlcourse.course.submission import load_submission
 from rlcourse.worker.server import _transform_cell
-compiling = []
-# Tracing, lowering and compiling (a cache hit's retrieval is inside the compile event). Not the
-# cache's own events: compile_time_saved_sec is what a hit spared, time never spent.
-SPENT = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
-         "/jax/core/compile/backend_compile_duration")
-def listen(event, seconds, **kwargs):
-    if event in SPENT:
-        compiling.append(seconds)
-monitoring.register_event_duration_secs_listener(listen)
+started = time.perf_counter()
+framework.start_backend()
+backend = time.perf_counter() - started
 submission = load_submission(sys.argv[1])
 namespace = {"__name__": "__main__"}
 rows = []
 for cell in submission.cells:
-    before = len(compiling)
+    before = len(events)
     started = time.perf_counter()
     exec(compile(_transform_cell(cell.source), f"<cell {cell.index}>", "exec"), namespace)
-    jax.effects_barrier()
-    rows.append((cell.grade_id or f"cell {cell.index}", time.perf_counter() - started, sum(compiling[before:])))
-print(json.dumps(rows))
-'''
-    result = run([sys.executable, "-c", code, str(path), cache or ""], cwd=tempfile.gettempdir(),
-                 env=dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu"))
-    return [tuple(row) for row in json.loads(result.stdout.strip().splitlines()[-1])]
+    if sys.argv[2] == "jax":
+        jax.effects_barrier()
+    phases = {}
+    for phase, seconds in events[before:]:
+        phases[phase] = phases.get(phase, 0.0) + seconds
+    phases["compile"] = phases.get("compile", 0.0) - phases.get("cache read", 0.0)
+    rows.append((cell.grade_id or f"cell {cell.index}", time.perf_counter() - started, phases))
+print(json.dumps({"backend": backend, "cells": rows}))
+"""
+    from rlcourse.worker.processes import worker_environment
+
+    env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu",
+               XLA_FLAGS=worker_environment()["XLA_FLAGS"])
+    result = run([sys.executable, "-c", code, str(path), framework, cache or ""],
+                 cwd=tempfile.gettempdir(), env=env)
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def print_profile(path: Path, assignment: str, report: dict) -> None:
@@ -302,22 +326,46 @@ def print_profile(path: Path, assignment: str, report: dict) -> None:
     started = time.perf_counter()
     load_submission(path)
     print(f"   {'parse the notebook':58s} {time.perf_counter() - started:6.3f}")
-    if Course(ROOT).assignment(assignment).framework == "jax":
-        print_cells(path, assignment)
+    print_cells(path, assignment)
     print_report_timings(report)
+
+
+JAX_PHASES = ("trace", "lower", "compile", "cache read")
 
 
 def print_cells(path: Path, assignment: str) -> None:
     from importlib import metadata
 
-    cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment
-    print("   the student's cells, each run once in a trusted process: total | of which JAX")
-    print("   tracing and compiling, with the course's compilation cache, then without it:")
-    warm, cold = profile_cells(path, str(cache)), profile_cells(path, None)
-    for (name, seconds, compiling), (_, cold_seconds, cold_compiling) in zip(warm, cold):
-        print(f"     {name:34s} {seconds:6.2f} | {compiling:5.2f}      {cold_seconds:6.2f} | {cold_compiling:5.2f}")
-    print(f"     {'all cells':34s} {sum(r[1] for r in warm):6.2f} | {sum(r[2] for r in warm):5.2f}"
-          f"      {sum(r[1] for r in cold):6.2f} | {sum(r[2] for r in cold):5.2f}")
+    framework = Course(ROOT).assignment(assignment).framework
+    if framework != "jax":
+        profile = profile_cells(path, framework, None)
+        print(f"   {framework}'s backend start (a spare worker's, or the first cell's)"
+              f"{'':10s} {profile['backend']:6.2f}")
+        print("   the student's cells, each run once in a trusted process:")
+        for name, seconds, _ in profile["cells"]:
+            print(f"     {name:34s} {seconds:6.2f}")
+        print(f"     {'all cells':34s} {sum(row[1] for row in profile['cells']):6.2f}")
+        return
+    cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment / "given-code"
+    warm, cold = profile_cells(path, framework, str(cache)), profile_cells(path, framework, None)
+    print(f"   jax's backend start and first operation (a spare worker's){'':1s} {warm['backend']:6.2f}")
+    print("   the student's cells, each run once in a trusted process, as a worker compiles them,")
+    print("   with the course's compilation cache (which holds the given code's programs), then without:")
+    print(f"     {'cell':34s} {'total':>6s} {'trace':>6s} {'lower':>6s} {'compile':>7s} {'cache':>6s}"
+          f"     {'total':>6s} {'compile':>7s}")
+
+    def row(name, seconds, phases, cold_seconds, cold_phases):
+        print(f"     {name:34s} {seconds:6.2f} " + " ".join(
+            f"{phases.get(phase, 0.0):{7 if phase == 'compile' else 6}.2f}" for phase in JAX_PHASES)
+            + f"     {cold_seconds:6.2f} {cold_phases.get('compile', 0.0):7.2f}")
+
+    def summed(rows):
+        return {phase: sum(r[2].get(phase, 0.0) for r in rows) for phase in JAX_PHASES}
+
+    for (name, seconds, phases), (_, cold_seconds, cold_phases) in zip(warm["cells"], cold["cells"]):
+        row(name, seconds, phases, cold_seconds, cold_phases)
+    row("all cells", sum(r[1] for r in warm["cells"]), summed(warm["cells"]),
+        sum(r[1] for r in cold["cells"]), summed(cold["cells"]))
 
 
 def print_report_timings(report: dict) -> None:
@@ -328,6 +376,41 @@ def print_report_timings(report: dict) -> None:
     print("   each grader item (the first one also waits for the cells to run):")
     for item in report["items"]:
         print(f"     {item['id']:52s} {item['seconds']:6.2f}")
+
+
+def profile_after_grading(class_dir: Path, assignment: str, students: list[str]) -> dict[str, float]:
+    """What `rlcourse autograde` does for each submission once it is graded, timed by calling the
+    same functions on the class it graded (each student's ledger report): recording it in the
+    gradebook (rlcourse.record.gradebook.record_in_gradebook, one commit), drawing the feedback
+    page's figures (graders/<assignment>/feedback.py through assignment_figures), and writing the
+    page, figures included, and the autograded notebook (rlcourse.batch.autograde.write_outputs).
+    Medians over the students, seconds."""
+    from rlcourse.batch.autograde import write_outputs
+    from rlcourse.course.class_directory import ClassDirectory, Found
+    from rlcourse.explain.feedback import assignment_figures
+    from rlcourse.grading.report import Report
+    from rlcourse.record.gradebook import open_gradebook, record_in_gradebook
+
+    found = Course(ROOT).assignment(assignment)
+    classroom = ClassDirectory(class_dir)
+    spent = {"gradebook": [], "figures": [], "page and autograded notebook": []}
+    with open_gradebook(classroom.db_url) as gradebook:
+        for student in students:
+            ledger = class_dir / "autograded" / student / assignment / "rlcourse-report.json"
+            report = Report.from_json(json.loads(ledger.read_text())["report"])
+            started = time.perf_counter()
+            record_in_gradebook(classroom.db_url, found, student, report, gradebook=gradebook)
+            spent["gradebook"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            assignment_figures(found, report)
+            spent["figures"].append(time.perf_counter() - started)
+            submitted = class_dir / "submitted" / student / assignment / found.notebook
+            (class_dir / "autograded" / student / assignment / found.notebook).unlink(missing_ok=True)
+            started = time.perf_counter()
+            write_outputs(classroom, found, Found(student, submitted), report, gradebook=gradebook,
+                          force_page=True)
+            spent["page and autograded notebook"].append(time.perf_counter() - started)
+    return {label: statistics.median(values) for label, values in spent.items()}
 
 
 def main() -> int:
@@ -381,12 +464,15 @@ def main() -> int:
             runs += [("rlcourse autograde --backend dask (1 worker)", ["--backend", "dask", "--workers", "1"]),
                      (f"rlcourse autograde --backend dask ({CORES} workers)",
                       ["--backend", "dask", "--workers", str(CORES)])]
+        after_grading = None
         for label, extra in runs:
             class_dir = base / label.replace(" ", "_").replace("-", "")
             students = make_class(class_dir, count, name, notebooks)
             elapsed, peak, core_seconds = time_rlcourse_autograde(class_dir, name, *extra)
             rows.append((label, elapsed, peak, core_seconds))
             scores[label] = ledger_scores(class_dir, name, students)
+            if after_grading is None:
+                after_grading = profile_after_grading(class_dir, name, students)
 
     print(f"3. A class of {count} {name} submissions (copies of {', '.join(notebooks)}), same machine, same run")
     nbgrader = next(((seconds, cpu) for label, seconds, _, cpu in rows if label.startswith("nbgrader")), None)
@@ -421,6 +507,10 @@ def main() -> int:
         print("   score per notebook: nbgrader (visible tests only) | rlcourse (hidden graders)")
         for author, (their, our) in by_notebook.items():
             print(f"     {author:32s} {their if their is not None else '-':>6} | {our:5.1f}")
+    if after_grading:
+        print("\n5. What `rlcourse autograde` does after each grading (median over the class, seconds)")
+        for label, seconds in after_grading.items():
+            print(f"   {label:46s} {seconds:6.3f}")
     return 0
 
 
