@@ -256,12 +256,13 @@ def profile_start(assignment: str) -> dict[str, float]:
     return figures
 
 
-def profile_cells(path: Path, framework: str, cache: str | None) -> dict:
+def profile_cells(path: Path, assignment: str, framework: str, cache: str | None) -> dict:
     """Each code cell of a submission run in a fresh trusted process, as the worker runs it (its
     environment: the same XLA flags), after the framework's backend start (timed apart, as a
     spare worker does it before its submission). For JAX, each cell's time spent tracing,
     lowering, compiling and reading the compilation cache (its monitoring events) is split out;
-    with the course's compilation cache (read only, as student workers use it) or without."""
+    with the course's compilation cache (read only, as student workers use it) or without. The
+    assignment's `skip_cells` are left out, as grading leaves them out."""
     code = r"""
 import json, sys, time
 import matplotlib
@@ -295,7 +296,10 @@ backend = time.perf_counter() - started
 submission = load_submission(sys.argv[1])
 namespace = {"__name__": "__main__"}
 rows = []
+skipped = set(json.loads(sys.argv[4]))
 for cell in submission.cells:
+    if cell.grade_id in skipped:
+        continue
     before = len(events)
     started = time.perf_counter()
     exec(compile(_transform_cell(cell.source), f"<cell {cell.index}>", "exec"), namespace)
@@ -312,7 +316,8 @@ print(json.dumps({"backend": backend, "cells": rows}))
 
     env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu",
                XLA_FLAGS=worker_environment()["XLA_FLAGS"])
-    result = run([sys.executable, "-c", code, str(path), framework, cache or ""],
+    skipped = json.dumps(list(Course(ROOT).assignment(assignment).skip_cells))
+    result = run([sys.executable, "-c", code, str(path), framework, cache or "", skipped],
                  cwd=tempfile.gettempdir(), env=env)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -338,16 +343,17 @@ def print_cells(path: Path, assignment: str) -> None:
 
     framework = Course(ROOT).assignment(assignment).framework
     if framework != "jax":
-        profile = profile_cells(path, framework, None)
+        profile = profile_cells(path, assignment, framework, None)
         print(f"   {framework}'s backend start (a spare worker's, or the first cell's)"
               f"{'':10s} {profile['backend']:6.2f}")
-        print("   the student's cells, each run once in a trusted process:")
+        print("   the student's cells (but skip_cells), each run once in a trusted process:")
         for name, seconds, _ in profile["cells"]:
             print(f"     {name:34s} {seconds:6.2f}")
         print(f"     {'all cells':34s} {sum(row[1] for row in profile['cells']):6.2f}")
         return
     cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment / "given-code"
-    warm, cold = profile_cells(path, framework, str(cache)), profile_cells(path, framework, None)
+    warm, cold = (profile_cells(path, assignment, framework, str(cache)),
+                  profile_cells(path, assignment, framework, None))
     print(f"   jax's backend start and first operation (a spare worker's){'':1s} {warm['backend']:6.2f}")
     print("   the student's cells, each run once in a trusted process, as a worker compiles them,")
     print("   with the course's compilation cache (which holds the given code's programs), then without:")
