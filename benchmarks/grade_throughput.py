@@ -344,8 +344,8 @@ def print_cells(path: Path, assignment: str) -> None:
     framework = Course(ROOT).assignment(assignment).framework
     if framework != "jax":
         profile = profile_cells(path, assignment, framework, None)
-        print(f"   {framework}'s backend start (a spare worker's, or the first cell's)"
-              f"{'':10s} {profile['backend']:6.2f}")
+        label = f"{framework}'s backend start (a spare's, or the first cell's)"
+        print(f"   {label:58s} {profile['backend']:6.2f}")
         print("   the student's cells (but skip_cells), each run once in a trusted process:")
         for name, seconds, _ in profile["cells"]:
             print(f"     {name:34s} {seconds:6.2f}")
@@ -354,7 +354,7 @@ def print_cells(path: Path, assignment: str) -> None:
     cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment / "given-code"
     warm, cold = (profile_cells(path, assignment, framework, str(cache)),
                   profile_cells(path, assignment, framework, None))
-    print(f"   jax's backend start and first operation (a spare worker's){'':1s} {warm['backend']:6.2f}")
+    print(f"   {'jax: backend start, first operation (a spare does both)':58s} {warm['backend']:6.2f}")
     print("   the student's cells, each run once in a trusted process, as a worker compiles them,")
     print("   with the course's compilation cache (which holds the given code's programs), then without:")
     print(f"     {'cell':34s} {'total':>6s} {'trace':>6s} {'lower':>6s} {'compile':>7s} {'cache':>6s}"
