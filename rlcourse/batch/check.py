@@ -72,16 +72,11 @@ class _Items:
 
 def collect_items(assignment: Assignment) -> _Items:
     """The assignment's grader items, collected as grading collects them (nothing runs)."""
+    from rlcourse.grading.pipeline import grader_session_args
     from rlcourse.grading.plugin import GradingPlugin
 
-    ini = assignment.course.cache_dir / "grader-pytest.ini"
-    if not ini.exists():
-        ini.parent.mkdir(parents=True, exist_ok=True)
-        ini.write_text("[pytest]\naddopts =\n")
     collector, plugin = _Items(), GradingPlugin(None, known_tags=set())
-    args = [str(assignment.grader_dir), "--collect-only", "-p", "no:cacheprovider",
-            "-p", "no:terminal", "--import-mode=importlib", "--rootdir", str(assignment.course.root),
-            "-c", str(ini)]
+    args = grader_session_args(assignment, "--collect-only")
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[plugin, collector])
     # A module that does not import, by the file and line its exception points at

@@ -260,15 +260,7 @@ class Grader:
         plugin = GradingPlugin(student, known_tags=self.known_tags, cell_order=self._cell_order,
                                params=parameters)
         started = time.perf_counter()
-        # Not pytest's unraisableexception plugin: it collects every generation of garbage twice
-        # at the end of each session (to report exceptions raised in __del__, which grading never
-        # shows), 0.13 s each in a grading process that has imported its graders and matplotlib,
-        # on every submission's path.
-        args = [str(self.assignment.grader_dir), "-p", "no:cacheprovider", "-p", "no:terminal",
-                "-p", "no:stepwise", "-p", "no:unraisableexception", "--assert=plain",
-                "--import-mode=importlib",
-                "--rootdir", str(self.assignment.course.root), "-c", str(self._pytest_ini()),
-                "-W", "ignore::DeprecationWarning"]
+        args = grader_session_args(self.assignment, "--assert=plain", "-W", "ignore::DeprecationWarning")
         with contextlib.redirect_stdout(io.StringIO()):
             pytest.main(args, plugins=[plugin])
         student.timings["graders"] = time.perf_counter() - started
@@ -297,14 +289,6 @@ class Grader:
             artifacts = {}
         student.timings["feedback_data"] = time.perf_counter() - started
         return artifacts if isinstance(artifacts, dict) else {}
-
-    def _pytest_ini(self) -> Path:
-        path = self.assignment.course.cache_dir / "grader-pytest.ini"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("[pytest]\n# The grader's own pytest settings, independent of the "
-                            "course's test suite.\naddopts =\n")
-        return path
 
     def catalogue(self) -> list[ItemResult]:
         """Every item with its points, as a report lists them (without running anything)."""
@@ -511,20 +495,30 @@ def given_lines(submission, released_lines) -> dict[int, list[int]]:
     return found
 
 
-def item_catalogue(assignment: Assignment, *, known_tags=(), cell_order=None) -> list[ItemResult]:
-    """Every item of the assignment's graders (id, points, title, cell, kind), in the notebook's
-    order, collected as grading collects them and never run."""
-    if cell_order is None:
-        cell_order = Release.read_or_empty(assignment.release_notebook).order
+def grader_session_args(assignment: Assignment, *extra: str) -> list[str]:
+    """pytest's arguments for a session over the assignment's graders (grading one submission, or
+    collecting the items): the grader's own settings file, never the course's test suite's, and
+    none of the plugins such a session has no use for. Not the unraisableexception plugin either:
+    it collects every generation of garbage twice at the end of each session (to report
+    exceptions raised in __del__, which grading never shows), 0.13 s each in a grading process
+    that has imported its graders and matplotlib, on every submission's path."""
     ini = assignment.course.cache_dir / "grader-pytest.ini"
     if not ini.exists():
         ini.parent.mkdir(parents=True, exist_ok=True)
         ini.write_text("[pytest]\n# The grader's own pytest settings, independent of the course's "
                        "test suite.\naddopts =\n")
+    return [str(assignment.grader_dir), *extra, "-p", "no:cacheprovider", "-p", "no:terminal",
+            "-p", "no:stepwise", "-p", "no:unraisableexception", "--import-mode=importlib",
+            "--rootdir", str(assignment.course.root), "-c", str(ini)]
+
+
+def item_catalogue(assignment: Assignment, *, known_tags=(), cell_order=None) -> list[ItemResult]:
+    """Every item of the assignment's graders (id, points, title, cell, kind), in the notebook's
+    order, collected as grading collects them and never run."""
+    if cell_order is None:
+        cell_order = Release.read_or_empty(assignment.release_notebook).order
     plugin = GradingPlugin(None, known_tags=set(known_tags), cell_order=cell_order)
-    args = [str(assignment.grader_dir), "--collect-only", "-p", "no:cacheprovider",
-            "-p", "no:terminal", "--import-mode=importlib", "--rootdir",
-            str(assignment.course.root), "-c", str(ini)]
+    args = grader_session_args(assignment, "--collect-only")
     collector = _Collector()
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[plugin, collector])
