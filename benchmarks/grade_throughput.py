@@ -256,7 +256,7 @@ def profile_start(assignment: str) -> dict[str, float]:
     return figures
 
 
-def profile_cells(path: Path, assignment: str, framework: str, cache: str | None) -> dict:
+def profile_cells(path: Path, assignment: str, cache: str | None) -> dict:
     """Each code cell of a submission run in a fresh trusted process, as the worker runs it (its
     environment: the same XLA flags), after the framework's backend start (timed apart, as a
     spare worker does it before its submission). For JAX, each cell's time spent tracing,
@@ -312,12 +312,12 @@ for cell in submission.cells:
     rows.append((cell.grade_id or f"cell {cell.index}", time.perf_counter() - started, phases))
 print(json.dumps({"backend": backend, "cells": rows}))
 """
-    from rlcourse.worker.processes import worker_environment
+    from rlcourse.worker.processes import WORKER_XLA_FLAGS
 
-    env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu",
-               XLA_FLAGS=worker_environment()["XLA_FLAGS"])
-    skipped = json.dumps(list(Course(ROOT).assignment(assignment).skip_cells))
-    result = run([sys.executable, "-c", code, str(path), framework, cache or "", skipped],
+    env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu", XLA_FLAGS=WORKER_XLA_FLAGS)
+    found = Course(ROOT).assignment(assignment)
+    result = run([sys.executable, "-c", code, str(path), found.framework, cache or "",
+                  json.dumps(list(found.skip_cells))],
                  cwd=tempfile.gettempdir(), env=env)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -343,7 +343,7 @@ def print_cells(path: Path, assignment: str) -> None:
 
     framework = Course(ROOT).assignment(assignment).framework
     if framework != "jax":
-        profile = profile_cells(path, assignment, framework, None)
+        profile = profile_cells(path, assignment, None)
         label = f"{framework}'s backend start (a spare's, or the first cell's)"
         print(f"   {label:58s} {profile['backend']:6.2f}")
         print("   the student's cells (but skip_cells), each run once in a trusted process:")
@@ -352,8 +352,7 @@ def print_cells(path: Path, assignment: str) -> None:
         print(f"     {'all cells':34s} {sum(row[1] for row in profile['cells']):6.2f}")
         return
     cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment / "given-code"
-    warm, cold = (profile_cells(path, assignment, framework, str(cache)),
-                  profile_cells(path, assignment, framework, None))
+    warm, cold = profile_cells(path, assignment, str(cache)), profile_cells(path, assignment, None)
     print(f"   {'jax: backend start, first operation (a spare does both)':58s} {warm['backend']:6.2f}")
     print("   the student's cells, each run once in a trusted process, as a worker compiles them,")
     print("   with the course's compilation cache (which holds the given code's programs), then without:")
