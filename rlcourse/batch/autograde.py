@@ -46,8 +46,8 @@ from rlcourse.grading.report import Report
 from rlcourse.record.audit import AuditLog, Cause, account, account_unexplained
 from rlcourse.record.gradebook import (ensure_assignment_in_gradebook, gradebook_students, open_gradebook,
                                        record_in_gradebook)
-from rlcourse.record.ledger import (WRITTEN_ANSWERS, ledger_path, mark_binding, read_ledger, submission_key,
-                                    write_ledger)
+from rlcourse.record.ledger import (WRITTEN_ANSWERS, figures_folder, ledger_path, mark_binding, read_ledger,
+                                    submission_key, write_ledger)
 
 
 def grading_key(assignment: Assignment) -> str:
@@ -390,7 +390,8 @@ def write_outputs(class_dir: ClassDirectory, assignment: Assignment, entry: Foun
             or not _drawn_as(page, marks_digest(grade.written, grade.overrides),
                                       view_key(level, early))):
         write_feedback_page(page, student=entry.student, assignment=assignment, grade=grade,
-                            submitted=entry.path, level=level, due_passed=not early)
+                            submitted=entry.path, level=level, due_passed=not early,
+                            figures_in=figures_folder(class_dir, assignment, entry.student))
     return grade
 
 

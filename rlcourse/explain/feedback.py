@@ -91,17 +91,36 @@ def figure_png(figure, *, dpi: int = 110) -> bytes:
     return buffer.getvalue()
 
 
-def assignment_figures(assignment, report, *, log=None, sealed=frozenset()) -> list[tuple[str, bytes]]:
+FIGURES_KEPT = 4
+"""Figure sets a `keep_in` folder holds (the latest, by use): a student's latest upload before
+and after the due date, and one or two earlier uploads they look back at."""
+
+
+def assignment_figures(assignment, report, *, log=None, sealed=frozenset(),
+                       keep_in: Path | None = None) -> list[tuple[str, bytes]]:
     """PNG figures from `graders/<assignment>/feedback.py`'s `figures(report.artifacts)`.
 
     `sealed` are the ids of the items the page holds back (`sealed_item_ids`); a `figures` that
     takes them leaves out what would answer those items before the due date (ps2's right clipped
     surrogate answers its concept checks). A figure that cannot be drawn is left out (logged),
-    never an error: the page is still useful without it."""
+    never an error: the page is still useful without it.
+
+    `keep_in`, a folder of the staff's side of the class (the student's autograded folder for
+    the assignment), keeps the figures drawn, by what they were drawn from: drawing costs 0.3 to
+    0.5 s a page, and the same figures were drawn twice for every web submission (the nbgrader
+    page its grading writes, then the service's page when the student opens it) and again at
+    every later view. The key covers everything the PNGs depend on: the report's artifacts, the
+    sealed items, the assignment's feedback.py and the engine's drawing helpers (their bytes),
+    and matplotlib's version; a set that cannot be read is drawn again."""
     from rlcourse.course.solutions import assignment_feedback
 
     if not report.artifacts:
         return []
+    key = _figures_key(assignment, report.artifacts, frozenset(sealed)) if keep_in is not None else None
+    if key is not None:
+        kept = _kept_figures(Path(keep_in) / f"{key}.json")
+        if kept is not None:
+            return kept
     try:
         module = assignment_feedback(assignment)
         drawn = _drawn(module, report.artifacts, frozenset(sealed)) if module and hasattr(module, "figures") else []
@@ -109,14 +128,68 @@ def assignment_figures(assignment, report, *, log=None, sealed=frozenset()) -> l
         if log:
             log(f"feedback figures not drawn: {type(error).__name__}: {error}")
         return []
-    pngs = []
+    pngs, complete = [], True
     for title, figure in drawn:
         try:
             pngs.append((str(title), figure_png(figure)))
         except Exception as error:  # noqa: BLE001
+            complete = False
             if log:
                 log(f"feedback figure {title!r} not drawn: {type(error).__name__}: {error}")
+    if key is not None and complete:
+        _keep_figures(Path(keep_in), key, pngs)
     return pngs
+
+
+def _figures_key(assignment, artifacts: dict, sealed: frozenset) -> str | None:
+    import hashlib
+    import json
+
+    import matplotlib
+
+    from rlcourse.grading import figures as helpers
+
+    digest = hashlib.sha256()
+    try:
+        digest.update(json.dumps([artifacts, sorted(sealed)], sort_keys=True).encode())
+        for path in (assignment.grader_dir / "feedback.py", Path(helpers.__file__)):
+            digest.update(path.read_bytes() if path.is_file() else b"-")
+    except (TypeError, ValueError, OSError):
+        return None  # artifacts that are not plain JSON are drawn every time
+    digest.update(matplotlib.__version__.encode())
+    return digest.hexdigest()
+
+
+def _kept_figures(path: Path) -> list[tuple[str, bytes]] | None:
+    import json
+
+    try:
+        kept = json.loads(path.read_text())
+        figures = [(str(title), base64.b64decode(data, validate=True)) for title, data in kept]
+    except (OSError, ValueError, TypeError):
+        return None
+    if not all(png.startswith(PNG_SIGNATURE) for _, png in figures):
+        return None
+    try:
+        path.touch()  # the latest by use is kept longest
+    except OSError:
+        pass
+    return figures
+
+
+def _keep_figures(folder: Path, key: str, figures: list[tuple[str, bytes]]) -> None:
+    """Store a drawn set (never the grading's failure if it cannot), keeping FIGURES_KEPT sets."""
+    import json
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / f"{key}.json", json.dumps(
+            [[title, base64.b64encode(png).decode("ascii")] for title, png in figures]))
+        kept = sorted(folder.glob("*.json"), key=lambda path: path.stat().st_mtime_ns, reverse=True)
+        for old in kept[FIGURES_KEPT:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def sealed_item_ids(grade, **when) -> frozenset[str]:

@@ -142,10 +142,11 @@ def _cell_summary(items) -> str:
 
 
 def write_feedback_page(path: Path, *, student: str, assignment: Assignment, grade,
-                        submitted: Path | None, level: str = "full", due_passed: bool = True) -> None:
+                        submitted: Path | None, level: str = "full", due_passed: bool = True,
+                        figures_in: Path | None = None) -> None:
     """The page for `grade` (rlcourse.grading.grade.Grade, the grade of record) at `level`, on
     the side of the student's deadline `due_passed` says (what `nbgrader release_feedback` hands
-    out)."""
+    out); its figures kept in, and taken from, `figures_in` (`assignment_figures`' `keep_in`)."""
     from rlcourse.course.diagnoses import load_diagnoses
     from rlcourse.explain.feedback import (assignment_figures, render_feedback, sealed_item_ids,
                                            todo_cell_ids, write_feedback)
@@ -161,7 +162,8 @@ def write_feedback_page(path: Path, *, student: str, assignment: Assignment, gra
                            todo_ids=todo_cell_ids(assignment.release_notebook),
                            diagnoses=load_diagnoses(assignment.grader_dir),
                            figures=assignment_figures(assignment, grade.report, sealed=sealed_item_ids(
-                               grade, policy=assignment.feedback, level=level, due_passed=due_passed))
+                               grade, policy=assignment.feedback, level=level, due_passed=due_passed),
+                               keep_in=figures_in)
                            if level == "full" else [],
                            assignment_title=assignment.title, policy=assignment.feedback, level=level,
                            due_passed=due_passed)

@@ -28,11 +28,19 @@ if TYPE_CHECKING:
     from rlcourse.course.lateness import Timing
 
 LEDGER_NAME = "rlcourse-report.json"
+FIGURES_NAME = "rlcourse-figures"
 WRITTEN_ANSWERS = "written_answers"
 
 
 def ledger_path(class_dir: ClassDirectory, assignment: Assignment, student: str) -> Path:
     return class_dir.autograded / student / assignment.name / LEDGER_NAME
+
+
+def figures_folder(class_dir: ClassDirectory, assignment: Assignment, student: str) -> Path:
+    """Where the student's feedback figures are kept once drawn (`keep_in` of
+    rlcourse.explain.feedback.assignment_figures): beside the ledger, on the staff's side of the
+    class, never in the feedback folder that is released."""
+    return class_dir.autograded / student / assignment.name / FIGURES_NAME
 
 
 def read_ledger(class_dir: ClassDirectory, assignment: Assignment, student: str) -> dict | None:

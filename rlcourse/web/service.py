@@ -283,6 +283,7 @@ class WebService:
         from rlcourse.course.diagnoses import load_diagnoses
         from rlcourse.course.submission import NotebookProblem, load_submission
         from rlcourse.explain.feedback import assignment_figures, render_feedback, sealed_item_ids, todo_cell_ids
+        from rlcourse.record.ledger import figures_folder
 
         assignment = self.course.assignment(submission.assignment)
         grade = self.grade(submission)
@@ -297,7 +298,8 @@ class WebService:
                                todo_ids=todo_cell_ids(assignment.release_notebook),
                                diagnoses=load_diagnoses(assignment.grader_dir),
                                figures=assignment_figures(assignment, grade.report, sealed=sealed_item_ids(
-                                   grade, policy=assignment.feedback, deadline=deadline, now=moment))
+                                   grade, policy=assignment.feedback, deadline=deadline, now=moment),
+                                   keep_in=figures_folder(self.class_dir, assignment, submission.student))
                                if level == "full" else [],
                                assignment_title=assignment.title, policy=assignment.feedback,
                                deadline=deadline, now=moment, regrades=regrades)

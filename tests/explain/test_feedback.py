@@ -280,6 +280,55 @@ class TestPs1FeedbackData:
         assert len(ps1_feedback.figures(synthetic_artifacts(ps1_feedback))) == 2
 
 
+# --- figures kept once drawn -----------------------------------------------------------------------
+@pytest.fixture
+def counted_drawing(monkeypatch):
+    """How many times figures were drawn (feedback.py's `figures` called)."""
+    import rlcourse.explain.feedback as feedback
+
+    calls = []
+    drawn = feedback._drawn
+
+    def counting(*args):
+        calls.append(args)
+        return drawn(*args)
+
+    monkeypatch.setattr(feedback, "_drawn", counting)
+    return calls
+
+
+def test_kept_figures_are_drawn_once_and_drawn_again_for_other_artifacts_or_sealed_items(
+        ps1, ps1_feedback, tmp_path, counted_drawing):
+    report = make_report(artifacts=synthetic_artifacts(ps1_feedback))
+    first = assignment_figures(ps1, report, keep_in=tmp_path / "kept")
+    again = assignment_figures(ps1, report, keep_in=tmp_path / "kept")
+    assert len(first) == 2 and again == first
+    assert len(counted_drawing) == 1, "the kept figures were drawn again"
+    other = synthetic_artifacts(ps1_feedback)
+    other["clip_objective"]["clip"] = 0.3
+    assignment_figures(ps1, make_report(artifacts=other), keep_in=tmp_path / "kept")
+    assignment_figures(ps1, report, sealed=frozenset({"policy_loss.ppo_value"}), keep_in=tmp_path / "kept")
+    assert len(counted_drawing) == 3
+    assert assignment_figures(ps1, report) == first  # without a folder: drawn, the same PNGs
+    assert len(counted_drawing) == 4
+
+
+def test_a_kept_set_that_cannot_be_read_is_drawn_again_and_at_most_four_sets_are_kept(
+        ps1, ps1_feedback, tmp_path, counted_drawing):
+    kept = tmp_path / "kept"
+    report = make_report(artifacts=synthetic_artifacts(ps1_feedback))
+    first = assignment_figures(ps1, report, keep_in=kept)
+    (only,) = kept.glob("*.json")
+    only.write_text(json.dumps([["a title", "bm90IGEgUE5H"]]))  # base64 of text, not a PNG
+    assert assignment_figures(ps1, report, keep_in=kept) == first
+    assert len(counted_drawing) == 2
+    for clip in (0.11, 0.12, 0.13, 0.14, 0.15):
+        artifacts = synthetic_artifacts(ps1_feedback)
+        artifacts["clip_objective"]["clip"] = clip
+        assignment_figures(ps1, make_report(artifacts=artifacts), keep_in=kept)
+    assert len(list(kept.glob("*.json"))) == 4
+
+
 # --- a real graded report ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def graded_alan(ps1):

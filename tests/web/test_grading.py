@@ -244,9 +244,18 @@ def test_a_student_submits_from_the_page_in_a_real_browser_and_another_cannot_op
         assert "no such submission" in alan.text()
         ada.wait("document.getElementById('status').dataset.status === 'graded'", timeout=900)
         assert "Score: 34 / 46" in ada.text()
+        # The grading drew the page's figures once, for the nbgrader page, and kept them.
+        (kept,) = (class_dir / "autograded" / "ada" / "ps1" / "rlcourse-figures").glob("*.json")
+        drawn = kept.stat()
         ada.eval("document.getElementById('feedback-link').click()")
         ada.wait("location.pathname.endsWith('/feedback') && document.readyState === 'complete'")
         assert "clip_without_min" in ada.text()  # the default policy shows everything
+        assert ada.eval("document.querySelectorAll('img[src^=\"data:image/png;base64,\"]').length") == 2
+        # ... and the service's page showed those, not figures drawn again (a set drawn again
+        # is a new file written over the old one; a set read is only touched).
+        (read,) = kept.parent.glob("*.json")
+        assert (read, read.stat().st_ino) == (kept, drawn.st_ino)
+        assert read.stat().st_mtime_ns > drawn.st_mtime_ns
         alan.go(status_url + "/feedback")
         assert "no such submission" in alan.text()
     finally:
