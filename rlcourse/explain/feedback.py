@@ -110,8 +110,8 @@ def assignment_figures(assignment, report, *, log=None, sealed=frozenset(),
     0.5 s a page, and the same figures were drawn twice for every web submission (the nbgrader
     page its grading writes, then the service's page when the student opens it) and again at
     every later view. The key covers everything the PNGs depend on: the report's artifacts, the
-    sealed items, the assignment's feedback.py and the engine's drawing helpers (their bytes),
-    and matplotlib's version; a set that cannot be read is drawn again."""
+    sealed items, the assignment's grader and solution folders and the engine's drawing helpers
+    (their bytes), and matplotlib's version; a set that cannot be read is drawn again."""
     from rlcourse.course.solutions import assignment_feedback
 
     if not report.artifacts:
@@ -147,15 +147,19 @@ def _figures_key(assignment, artifacts: dict, sealed: frozenset) -> str | None:
 
     import matplotlib
 
+    from rlcourse.course.files import digest_files, files_under
     from rlcourse.grading import figures as helpers
 
     digest = hashlib.sha256()
     try:
         digest.update(json.dumps([artifacts, sorted(sealed)], sort_keys=True).encode())
-        for path in (assignment.grader_dir / "feedback.py", Path(helpers.__file__)):
-            digest.update(path.read_bytes() if path.is_file() else b"-")
+        # feedback.py draws with the engine's helpers, and may read the grader folder's files
+        # (ps1's reference curves) and the oracle (solutions/<name>/): all of them count.
+        for folder in (assignment.grader_dir, assignment.course.root / "solutions" / assignment.name):
+            digest_files(digest, files_under(folder), relative_to=folder)
+        digest.update(Path(helpers.__file__).read_bytes())
     except (TypeError, ValueError, OSError):
-        return None  # artifacts that are not plain JSON are drawn every time
+        return None  # artifacts that are not plain JSON (or a folder that cannot be read): drawn
     digest.update(matplotlib.__version__.encode())
     return digest.hexdigest()
 
