@@ -387,18 +387,21 @@ def profile_after_grading(class_dir: Path, assignment: str, students: list[str])
     """What `rlcourse autograde` does for each submission once it is graded, timed by calling the
     same functions on the class it graded (each student's ledger report): recording it in the
     gradebook (rlcourse.record.gradebook.record_in_gradebook, one commit), drawing the feedback
-    page's figures (graders/<assignment>/feedback.py through assignment_figures), and writing the
-    page, figures included, and the autograded notebook (rlcourse.batch.autograde.write_outputs).
-    Medians over the students, seconds."""
+    page's figures (graders/<assignment>/feedback.py through assignment_figures), writing the
+    page, figures drawn, and the autograded notebook (rlcourse.batch.autograde.write_outputs, as
+    for a new grading), and writing the page again with the figures it kept (as after a mark or
+    a regrade; the service's page reads the same set). Medians over the students, seconds."""
     from rlcourse.batch.autograde import write_outputs
     from rlcourse.course.class_directory import ClassDirectory, Found
     from rlcourse.explain.feedback import assignment_figures
     from rlcourse.grading.report import Report
     from rlcourse.record.gradebook import open_gradebook, record_in_gradebook
+    from rlcourse.record.ledger import figures_folder
 
     found = Course(ROOT).assignment(assignment)
     classroom = ClassDirectory(class_dir)
-    spent = {"gradebook": [], "figures": [], "page and autograded notebook": []}
+    spent = {"gradebook": [], "figures": [], "page (figures drawn) and autograded notebook": [],
+             "page again (figures kept)": []}
     with open_gradebook(classroom.db_url) as gradebook:
         for student in students:
             ledger = class_dir / "autograded" / student / assignment / "rlcourse-report.json"
@@ -411,10 +414,15 @@ def profile_after_grading(class_dir: Path, assignment: str, students: list[str])
             spent["figures"].append(time.perf_counter() - started)
             submitted = class_dir / "submitted" / student / assignment / found.notebook
             (class_dir / "autograded" / student / assignment / found.notebook).unlink(missing_ok=True)
+            shutil.rmtree(figures_folder(classroom, found, student), ignore_errors=True)
             started = time.perf_counter()
             write_outputs(classroom, found, Found(student, submitted), report, gradebook=gradebook,
                           force_page=True)
-            spent["page and autograded notebook"].append(time.perf_counter() - started)
+            spent["page (figures drawn) and autograded notebook"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            write_outputs(classroom, found, Found(student, submitted), report, gradebook=gradebook,
+                          force_page=True)
+            spent["page again (figures kept)"].append(time.perf_counter() - started)
     return {label: statistics.median(values) for label, values in spent.items()}
 
 
