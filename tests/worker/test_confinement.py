@@ -91,6 +91,16 @@ def pids_with(marker: str) -> list[int]:
     return found
 
 
+def wait_until_running(marker: str, timeout: float = 10.0) -> list[int]:
+    """The processes with `marker` on their command line, once there are any: a child forked
+    just before its parent answered may not have reached its exec yet (the serial suite, a
+    loaded machine, saw it miss)."""
+    deadline = time.monotonic() + timeout
+    while not pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_with(marker)
+
+
 def wait_until_gone(marker: str, timeout: float = 30.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while pids_with(marker) and time.monotonic() < deadline:
@@ -219,7 +229,7 @@ def test_the_pids_cgroup_caps_a_fork_bomb_and_kills_children_that_left_the_group
         run(worker, FORK_BOMB)
         children = call(worker, "bomb", marker)
         assert 0 < children < 24
-        assert pids_with(marker)  # they are running, in sessions of their own
+        assert wait_until_running(marker)  # they are running, in sessions of their own
     assert wait_until_gone(marker, timeout=2.0) == []
 
 
@@ -235,7 +245,7 @@ def test_without_a_cgroup_the_sandbox_still_ends_every_process_it_holds(strategy
     try:
         worker = launcher.launch()
         run(worker, FORK_BOMB.replace("children < 200", "children < 3"))
-        assert call(worker, "bomb", marker) == 3 and pids_with(marker)
+        assert call(worker, "bomb", marker) == 3 and wait_until_running(marker)
         worker.kill()
     finally:
         launcher.close()
