@@ -273,7 +273,7 @@ class Watchdog:
     One thread watches every request of the worker's life, started before any student code
     runs. A thread started for each request cost 0.6-0.7 ms of every call (its creation and
     the start-up handshake between two threads that take turns with the GIL), and ps1's
-    training items alone make about 900 calls a submission. Between requests the thread waits
+    training items alone make about 800 calls a submission. Between requests the thread waits
     without a timeout, so an idle worker (a spare kept for hours) spends no CPU time on it."""
 
     POLL_SECONDS = 0.1
