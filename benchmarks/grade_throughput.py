@@ -10,7 +10,9 @@ What it prints:
 1. where one submission's time goes: process start and imports, the fork template, parsing the
    notebook, the framework's backend start, each cell of the student's notebook (for JAX split into
    tracing, lowering, compiling and reading the compilation cache, as a worker compiles: same XLA
-   flags, the course's cache read only), and each grader item;
+   flags, the course's cache read only), and each grader item; for ps1, the two training
+   items' 720 calls into the student's functions made again without a worker (what issue 35's
+   targets would leave if the worker and its messages cost nothing);
 2. one notebook with `rlcourse grade`, from the command to the printed report (median), cold
    and answered by a running `rlcourse serve`;
 3. the class (copies of the readable demo submissions for ps1; for ps2 and ps3, of six bank
@@ -322,6 +324,67 @@ print(json.dumps({"backend": backend, "cells": rows}))
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+TRAINING_FLOOR = r"""
+import json, sys, time
+from pathlib import Path
+import matplotlib
+matplotlib.use("Agg")
+from rlcourse.course.config import AssignmentConfig
+from rlcourse.course.solutions import load_solution
+from rlcourse.course.submission import load_submission
+from rlcourse.worker.frameworks import framework_named
+from rlcourse.worker.server import Session
+root = Path(sys.argv[2])
+framework = framework_named("jax")
+framework.preload()
+framework.start_backend()
+session = Session(framework)
+for cell in load_submission(sys.argv[1]).cells:
+    session.run_cell(index=cell.index, source=cell.source)
+sys.path.insert(0, str(root / "graders" / "ps1"))
+import conftest
+import test_training
+params = AssignmentConfig.read(root / "graders" / "ps1" / "assignment.toml").variants.defaults
+exact = load_solution(root, "ps1", "exact").for_parameters(params)
+
+
+class InProcess:
+    # What the training items ask of `student`, answered by the worker's own Session.call in
+    # this process: the same conversions and the same compiled calls, without the worker.
+
+    def call(self, function, *args, compiled=False, **kwargs):
+        return session.call(function=function, args=list(args), kwargs=kwargs, compiled=compiled)["value"]
+
+    def value_and_grad(self, function, *args, wrt, compiled=False, **kwargs):
+        reply = session.call(function=function, args=list(args), kwargs=kwargs,
+                             grad_wrt=[wrt] if isinstance(wrt, str) else list(wrt), compiled=compiled)
+        return reply["value"], reply["grad"]
+
+
+loop = conftest.GivenLoop(InProcess(), exact)
+spent = []
+for _ in range(3):  # the first builds the update's programs, as the items' first calls do
+    started = time.perf_counter()
+    for method, epochs in (("reinforce", 1), ("ppo", 3)):
+        for seed in test_training.SEEDS:
+            loop.train(seed, method=method, epochs=epochs)
+    spent.append(time.perf_counter() - started)
+print(json.dumps(spent))
+"""
+"""ps1's two training items (`graders/ps1/test_training.py`) with the given loop of
+`graders/ps1/conftest.py`, run on a submission's functions in one trusted process: the cells
+through the worker's `Session`, then the items' 720 calls through `Session.call` directly."""
+
+
+def profile_training_floor(path: Path) -> list[float]:
+    from rlcourse.worker.processes import WORKER_XLA_FLAGS
+
+    env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu", XLA_FLAGS=WORKER_XLA_FLAGS)
+    result = run([sys.executable, "-c", TRAINING_FLOOR, str(path), str(ROOT)],
+                 cwd=tempfile.gettempdir(), env=env)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def print_profile(path: Path, assignment: str, report: dict) -> None:
     from rlcourse.course.submission import load_submission
 
@@ -333,6 +396,13 @@ def print_profile(path: Path, assignment: str, report: dict) -> None:
     print(f"   {'parse the notebook':58s} {time.perf_counter() - started:6.3f}")
     print_cells(path, assignment)
     print_report_timings(report)
+    if assignment == "ps1":
+        spent = profile_training_floor(path)
+        training = sum(item["seconds"] for item in report["items"] if item["id"].startswith("training."))
+        print("   the training items' 720 calls without a worker (the same student's functions in a trusted")
+        print(f"   process, through the worker's Session.call): {spent[1]:.2f} and {spent[2]:.2f} s once their"
+              f" programs are")
+        print(f"   built ({spent[0]:.2f} s the first time); in the worker, above: {training:.2f} s")
 
 
 JAX_PHASES = ("trace", "lower", "compile", "cache read")
