@@ -11,8 +11,8 @@ What it prints:
    notebook, the framework's backend start, each cell of the student's notebook (for JAX split into
    tracing, lowering, compiling and reading the compilation cache, as a worker compiles: same XLA
    flags, the course's cache read only), and each grader item; for ps1, the two training
-   items' 720 calls into the student's functions made again without a worker (what issue 35's
-   targets would leave if the worker and its messages cost nothing);
+   items' 720 calls into the student's functions made again without a worker (what they would
+   cost if the worker and its messages cost nothing);
 2. one notebook with `rlcourse grade`, from the command to the printed report (median), cold
    and answered by a running `rlcourse serve`;
 3. the class (copies of the readable demo submissions for ps1; for ps2 and ps3, of six bank
