@@ -289,7 +289,6 @@ class Watchdog:
         self._running: tuple[int, object] | None = None
         """(the request's number in this worker's life, its id) while a request runs."""
         self._count = 0
-        self._idle = False
         session.watchdog = self
         try:
             threading.Thread(target=self._watch, name="rlcourse-watchdog", daemon=True).start()
@@ -302,8 +301,8 @@ class Watchdog:
             self._count += 1
             self._running = (self._count, request_id)
             self._deadline = time.monotonic() + float(seconds) if seconds else None
-            if self._idle and self._deadline is not None:
-                self._changed.notify()
+            if self._deadline is not None:
+                self._changed.notify()  # wakes the watchdog if it waits for a request
         try:
             return operation()
         finally:
@@ -327,9 +326,7 @@ class Watchdog:
         while True:
             with self._lock:
                 while self._running is None or self._deadline is None:
-                    self._idle = True
                     self._changed.wait()
-                    self._idle = False
                 running, remaining = self._running, self._deadline - time.monotonic()
                 if remaining > 0:
                     self._changed.wait(min(self.POLL_SECONDS, remaining))
