@@ -65,6 +65,14 @@ def environment() -> dict:
     return dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}")
 
 
+def trusted_worker_environment() -> dict:
+    """For a trusted process that runs a student's cells as a worker would: the workers' XLA
+    flags (so its programs compile as theirs do) and a backend for matplotlib without a screen."""
+    from rlcourse.worker.processes import WORKER_XLA_FLAGS
+
+    return dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu", XLA_FLAGS=WORKER_XLA_FLAGS)
+
+
 def run(command: list, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, check=True, capture_output=True, text=True,
                           env=env or environment(), **kwargs)
@@ -314,9 +322,7 @@ for cell in submission.cells:
     rows.append((cell.grade_id or f"cell {cell.index}", time.perf_counter() - started, phases))
 print(json.dumps({"backend": backend, "cells": rows}))
 """
-    from rlcourse.worker.processes import WORKER_XLA_FLAGS
-
-    env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu", XLA_FLAGS=WORKER_XLA_FLAGS)
+    env = trusted_worker_environment()
     found = Course(ROOT).assignment(assignment)
     result = run([sys.executable, "-c", code, str(path), found.framework, cache or "",
                   json.dumps(list(found.skip_cells))],
@@ -377,11 +383,8 @@ through the worker's `Session`, then the items' 720 calls through `Session.call`
 
 
 def profile_training_floor(path: Path) -> list[float]:
-    from rlcourse.worker.processes import WORKER_XLA_FLAGS
-
-    env = dict(environment(), MPLBACKEND="Agg", JAX_PLATFORMS="cpu", XLA_FLAGS=WORKER_XLA_FLAGS)
     result = run([sys.executable, "-c", TRAINING_FLOOR, str(path), str(ROOT)],
-                 cwd=tempfile.gettempdir(), env=env)
+                 cwd=tempfile.gettempdir(), env=trusted_worker_environment())
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -409,8 +412,6 @@ JAX_PHASES = ("trace", "lower", "compile", "cache read")
 
 
 def print_cells(path: Path, assignment: str) -> None:
-    from importlib import metadata
-
     framework = Course(ROOT).assignment(assignment).framework
     if framework != "jax":
         profile = profile_cells(path, assignment, None)
@@ -421,7 +422,9 @@ def print_cells(path: Path, assignment: str) -> None:
             print(f"     {name:34s} {seconds:6.2f}")
         print(f"     {'all cells':34s} {sum(row[1] for row in profile['cells']):6.2f}")
         return
-    cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / assignment / "given-code"
+    from rlcourse.grading.pipeline import given_code_cache
+
+    cache = given_code_cache(Course(ROOT).assignment(assignment))
     warm, cold = profile_cells(path, assignment, str(cache)), profile_cells(path, assignment, None)
     print(f"   {'jax: backend start, first operation (a spare does both)':58s} {warm['backend']:6.2f}")
     print("   the student's cells, each run once in a trusted process, as a worker compiles them,")

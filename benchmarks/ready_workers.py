@@ -104,9 +104,9 @@ def main() -> int:
         assignment = course.assignment(name)
         cache = None
         if assignment.framework == "jax":
-            from importlib import metadata
+            from rlcourse.grading.pipeline import given_code_cache
 
-            cache = str(course.cache_dir / f"jax-{metadata.version('jax')}" / name / "given-code")
+            cache = str(given_code_cache(assignment))
         for spare in (False, True):
             figures = time_launches(assignment.framework, spare=spare, repeats=options.repeats,
                                     gap=options.gap, compile_cache=cache)

@@ -27,7 +27,6 @@ import inspect
 import statistics
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from rlcourse.course.directory import Course  # noqa: E402
 from rlcourse.course.submission import load_submission  # noqa: E402
 from rlcourse.demo import demo_notebooks  # noqa: E402
+from rlcourse.grading.pipeline import given_code_cache  # noqa: E402
 from rlcourse.worker.launchers import WorkerOptions, make_launcher  # noqa: E402
 
 PROBES = """
@@ -109,7 +109,7 @@ def main() -> int:
 
     course = Course(ROOT)
     assignment = course.assignment("ps1")
-    cache = ROOT / ".rlcourse-cache" / f"jax-{metadata.version('jax')}" / "ps1" / "given-code"
+    cache = given_code_cache(assignment)
     launcher = make_launcher(WorkerOptions(assignment.framework, assignment.limits,
                                            compile_cache=str(cache) if cache.is_dir() else None))
     worker = launcher.launch()

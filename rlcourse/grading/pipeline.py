@@ -87,6 +87,15 @@ def budget(limits: Limits, measured: dict | None, fixed=frozenset()) -> Limits:
     return dataclasses.replace(limits, **derived)
 
 
+
+def given_code_cache(assignment: Assignment) -> Path:
+    """The JAX compilation cache a course serves its workers for `assignment`:
+    `jax-<version>/<assignment>/given-code` in the course's cache folder, a folder of its own for
+    the given code's programs only (a course graded before issue 29 kept the reference's programs
+    one level up, where no worker is shown them either)."""
+    # The version from the package metadata: importing JAX here would cost a second or more.
+    return assignment.course.cache_dir / f"jax-{metadata.version('jax')}" / assignment.name / "given-code"
+
 class NotGraded(RuntimeError):
     """The engine or the graders failed on a submission (no worker could be started, a grader
     raised or named an undocumented tag, a grader module does not import): nothing of it is the
@@ -379,12 +388,7 @@ class Grader:
 
     # --- compilation cache ----------------------------------------------------------------------
     def _compile_cache_dir(self) -> str:
-        """`jax-<version>/<assignment>/given-code`: a folder of its own for the cache of given
-        code only (a course graded before issue 29 kept the reference's programs one level up,
-        where no worker is shown them either)."""
-        # The version from the package metadata: importing JAX here would cost a second or more.
-        folder = (self.assignment.course.cache_dir / f"jax-{metadata.version('jax')}" / self.assignment.name
-                  / "given-code")
+        folder = given_code_cache(self.assignment)
         folder.mkdir(parents=True, exist_ok=True)
         return str(folder)
 
